@@ -1,0 +1,1 @@
+"""Invariant proposers: language models, execution traces, annotations."""

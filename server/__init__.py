@@ -1,0 +1,1 @@
+"""The Quokka language server."""

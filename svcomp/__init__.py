@@ -1,0 +1,1 @@
+"""SV-COMP tasks, batch runs, results store, scores, witnesses and reports."""

@@ -1,0 +1,60 @@
+"""The one exception hierarchy of Quokka: every error Quokka raises derives from QuokkaError."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Coord:
+    """A position in the original source file (1-based line and column; 0 = unknown)."""
+
+    file: str
+    line: int
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.column:
+            return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}:{self.line}"
+
+
+class QuokkaError(Exception):
+    """Root of every error Quokka raises on purpose."""
+
+
+class LocatedError(QuokkaError):
+    """An error at a source position, rendered as `file:line:col: message`."""
+
+    def __init__(self, coord: Coord | None, message: str) -> None:
+        self.coord = coord
+        self.message = message
+        super().__init__(f"{coord}: {message}" if coord else message)
+
+
+class InputError(LocatedError):
+    """The input could not be read or is not a C program (parse error, bad bytes, missing file)."""
+
+
+class FrontendError(InputError):
+    """The C program is malformed for the frontend (type errors, undeclared names)."""
+
+
+class UnsupportedFeature(LocatedError):
+    """The program uses a C feature the IR cannot represent soundly (pointers, floats, ...)."""
+
+    def __init__(self, coord: Coord | None, feature: str, detail: str = "") -> None:
+        self.feature = feature
+        super().__init__(coord, f"unsupported feature: {feature}" + (f" ({detail})" if detail else ""))
+
+
+class IRTypeError(LocatedError):
+    """The IR violates its own typing rules (a bug in whoever built it)."""
+
+
+class EngineError(QuokkaError):
+    """A verification engine failed in a way that is not a verdict."""
+
+
+class ToolMissing(QuokkaError):
+    """An external program Quokka needs (C preprocessor, compiler) is not installed."""

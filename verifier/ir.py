@@ -1,0 +1,359 @@
+"""Quokka's intermediate representation: a tiny typed statement language over C integers.
+
+Values are mathematical integers. Every expression has an integer type (or an array type);
+the meaning of each operator follows C as the IR defines it in `semantics`:
+
+* unsigned arithmetic wraps modulo 2**bits (the result of `Binary` on an unsigned type is
+  already reduced);
+* signed arithmetic is mathematical (SV-COMP reach-safety excludes overflow, which is
+  undefined behaviour); `Program.overflow_sites` records where it could happen;
+* `Cast` converts to its type with wrap-around (to `_Bool`: `x != 0`);
+* `/` and `%` truncate toward zero; comparisons, `!`, `&&`, `||` yield int 0/1;
+* `&&`, `||` and `Ite` are lazy (the frontend has already moved side effects into statements).
+
+The operands of a `Binary` arithmetic operator have the operator's type (the frontend inserts
+the usual arithmetic conversions as explicit casts); comparison operands share one type.
+Statements: Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Union
+
+from .errors import Coord
+
+# ----------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class IntType:
+    """A C integer type; `_Bool` has bits == 1 and is unsigned."""
+
+    name: str
+    bits: int
+    signed: bool
+
+    @property
+    def is_bool(self) -> bool:
+        return self.name == "_Bool"
+
+    @property
+    def min(self) -> int:
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int:
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+    def contains(self, other: IntType) -> bool:
+        """True when every value of `other` is a value of this type."""
+        return self.min <= other.min and other.max <= self.max
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """A fixed-size C array of integers (size None: declared without a size)."""
+
+    elem: IntType
+    size: int | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.elem.name}[{'' if self.size is None else self.size}]"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Type = Union[IntType, ArrayType]
+
+BOOL = IntType("_Bool", 1, False)
+
+
+def int_types(data_model: str) -> dict[str, IntType]:
+    """The integer types of a data model ("ILP32" or "LP64"), by canonical C name."""
+    long_bits = 64 if data_model == "LP64" else 32
+    out = {"_Bool": BOOL}
+    for name, bits in [("char", 8), ("short", 16), ("int", 32), ("long", long_bits), ("long long", 64)]:
+        out[f"signed {name}" if name == "char" else name] = IntType(
+            "signed char" if name == "char" else name, bits, True
+        )
+        out[f"unsigned {name}"] = IntType(f"unsigned {name}", bits, False)
+    out["char"] = IntType("char", 8, True)
+    return out
+
+
+INT = IntType("int", 32, True)
+UINT = IntType("unsigned int", 32, False)
+
+# ----------------------------------------------------------------------------- expressions
+
+ARITH_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
+COMPARE_OPS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+LOGIC_OPS = frozenset({"&&", "||"})
+UNARY_OPS = frozenset({"-", "~", "!"})
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    type: Type
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str
+    operand: Expr
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str
+    left: Expr
+    right: Expr
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: Expr
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Ite:
+    cond: Expr
+    then: Expr
+    orelse: Expr
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Select:
+    """Array read `array[index]`."""
+
+    array: Expr
+    index: Expr
+    type: IntType
+
+
+@dataclass(frozen=True)
+class Store:
+    """Functional array update: `array` with `index` set to `value`."""
+
+    array: Expr
+    index: Expr
+    value: Expr
+    type: ArrayType
+
+
+Expr = Union[Const, Var, Unary, Binary, Cast, Ite, Select, Store]
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of `e`, left to right."""
+    if isinstance(e, (Const, Var)):
+        return ()
+    if isinstance(e, (Unary, Cast)):
+        return (e.operand,)
+    if isinstance(e, Binary):
+        return (e.left, e.right)
+    if isinstance(e, Ite):
+        return (e.cond, e.then, e.orelse)
+    if isinstance(e, Select):
+        return (e.array, e.index)
+    return (e.array, e.index, e.value)
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """All sub-expressions of `e` (pre-order, `e` first)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def free_vars(e: Expr) -> frozenset[str]:
+    """The names of the variables `e` reads."""
+    return frozenset(n.name for n in walk(e) if isinstance(n, Var))
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: str
+    value: Expr
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Havoc:
+    """Give `target` any value of its type (a `__VERIFIER_nondet_*` call or an uninitialised local).
+
+    `origin` says where the value comes from, e.g. "__VERIFIER_nondet_int" or "uninitialised".
+    """
+
+    target: str
+    coord: Coord | None = None
+    origin: str = "nondet"
+
+
+@dataclass(frozen=True)
+class Assume:
+    cond: Expr
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Assert:
+    """The error location is reachable when `cond` is 0 here.
+
+    `coord` is where the error is (e.g. the `reach_error()` call), `site` the statement of the
+    outermost function (usually `main`) whose call led there, e.g. a `__VERIFIER_assert` call.
+    """
+
+    cond: Expr
+    coord: Coord | None = None
+    site: Coord | None = None
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: Block
+    orelse: Block
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """`while (1) { body; step }`; `continue` jumps to `step`. The loop head is before `body`."""
+
+    id: str
+    body: Block
+    step: Block = ()
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Break:
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Continue:
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The body of a function (main, or an inlined call); `Return` leaves the innermost one."""
+
+    function: str
+    body: Block
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class Return:
+    coord: Coord | None = None
+
+
+Stmt = Union[Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return]
+Block = tuple[Stmt, ...]
+
+
+def stmt_children(s: Stmt) -> tuple[Block, ...]:
+    """The nested blocks of a statement."""
+    if isinstance(s, If):
+        return (s.then, s.orelse)
+    if isinstance(s, Loop):
+        return (s.body, s.step)
+    if isinstance(s, Scope):
+        return (s.body,)
+    return ()
+
+
+def walk_stmts(block: Block) -> Iterator[Stmt]:
+    """Every statement in `block`, nested ones included (pre-order)."""
+    for s in block:
+        yield s
+        for sub in stmt_children(s):
+            yield from walk_stmts(sub)
+
+
+# ----------------------------------------------------------------------------- program
+
+
+@dataclass(frozen=True)
+class VarDecl:
+    """An IR variable. `c_name` is its name in the C source (IR names are unique)."""
+
+    name: str
+    type: Type
+    kind: str  # "global" | "local" | "param" | "temp"
+    c_name: str
+    coord: Coord | None = None
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """What the outside world knows about one loop.
+
+    `scope` maps the C names visible at the loop head to IR variable names (innermost wins);
+    `insert_after_line` is the source line after which an invariant is inserted (the line
+    before the loop keyword), as in the Quokka prompt format "After line X".
+    """
+
+    id: str
+    coord: Coord
+    insert_after_line: int
+    scope: tuple[tuple[str, str], ...]
+    function: str = "main"
+    parent: str | None = None
+
+    def ir_name(self, c_name: str) -> str | None:
+        return dict(self.scope).get(c_name)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A lowered C program: variables, the body of `main` (inlined calls included), its loops."""
+
+    file: str
+    data_model: str
+    variables: tuple[VarDecl, ...]
+    body: Block
+    loops: tuple[LoopInfo, ...]
+    overflow_sites: tuple[Coord, ...] = field(default=())
+
+    def var(self, name: str) -> VarDecl:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def loop(self, loop_id: str) -> LoopInfo:
+        for info in self.loops:
+            if info.id == loop_id:
+                return info
+        raise KeyError(loop_id)
+
+    @property
+    def var_types(self) -> dict[str, Type]:
+        return {v.name: v.type for v in self.variables}
