@@ -1,0 +1,59 @@
+"""Invariants the user wrote: ACSL `/*@ loop invariant E; */` comments and `--invariant LINE:EXPR`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from quokka.verifier.builder import and_, num
+from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import find_acsl_invariants, parse_invariant
+from quokka.verifier.ir import Expr, LoopInfo, Program
+
+from .protocol import Candidate, ProposalContext
+
+
+def loop_at_line(program: Program, line: int) -> LoopInfo | None:
+    """The loop whose keyword is on `line`, or whose invariant is inserted after `line`."""
+    for info in program.loops:
+        if line in (info.coord.line, info.insert_after_line):
+            return info
+    return None
+
+
+def parse_user_invariants(program: Program, invariants: Sequence[tuple[int, str]]) -> Mapping[str, Expr]:
+    """`(line, expression)` pairs as one conjunction per loop; raises `InputError` on a bad one."""
+    out: dict[str, Expr] = {}
+    for line, text in invariants:
+        info = loop_at_line(program, line)
+        if info is None:
+            raise InputError(None, f"--invariant {line}:{text}: no loop at or after line {line}")
+        expr = parse_invariant(text, program, info.id)
+        out[info.id] = and_(out[info.id], expr) if info.id in out else expr
+    return out
+
+
+class AnnotationProposer:
+    """Proposes the ACSL loop invariants written in the source, each as a candidate."""
+
+    name = "annotation"
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        if context.source is None:
+            return []
+        out = []
+        for line, text in find_acsl_invariants(context.source):
+            info = _loop_below(context.program, line)
+            if info is None:
+                continue
+            try:
+                expr = parse_invariant(text, context.program, info.id)
+            except InputError as exc:
+                out.append(Candidate(info.id, num(1), text, self.name, raw=text, rejected=str(exc)))
+                continue
+            out.append(Candidate(info.id, expr, text, self.name, raw=text))
+        return out
+
+
+def _loop_below(program: Program, line: int) -> LoopInfo | None:
+    below = [info for info in program.loops if info.coord.line > line]
+    return min(below, key=lambda info: info.coord.line) if below else None

@@ -1,0 +1,102 @@
+"""`quokka verify`: verify one C file or SV-COMP task and print the verdict with its evidence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from quokka.verifier.errors import InputError, QuokkaError
+from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.results import Result, Verdict
+
+from .verify import verify_path
+
+EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="verify a C program or SV-COMP task (unreach-call)",
+        description="Prove that reach_error() is unreachable (TRUE, with invariants), find inputs that "
+        "reach it (FALSE, replayed), or say why not (UNKNOWN). Exit 0: TRUE/FALSE, 1: UNKNOWN, 2: bad input.",
+    )
+    parser.add_argument("file", type=Path, help="a .c/.i file or an SV-COMP task .yml")
+    parser.add_argument("--timeout", type=float, help="wall-clock budget in seconds (default 60)")
+    parser.add_argument("--data-model", choices=["ILP32", "LP64"], help="default: the task's, else LP64")
+    parser.add_argument("--engines", help="comma-separated: houdini,bmc,spacer (default all three)")
+    parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
+    parser.add_argument("--invariant", action="append", default=[], metavar="LINE:EXPR",
+                        help="check your invariant for the loop on (or inserted after) LINE; repeatable")
+    parser.add_argument("--model", help="directory of a local transformers model for the LLM proposer")
+    parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
+    parser.add_argument("--samples", type=int, help="LLM samples per prompt (default 8)")
+    parser.add_argument("--temperature", type=float, help="LLM sampling temperature (default 0.8)")
+    parser.add_argument("--memory", type=int, dest="memory_mb", help="memory limit per engine in MB")
+    parser.add_argument("--seed", type=int, help="random seed (default 0)")
+    parser.add_argument("--no-compiler-replay", action="store_true",
+                        help="confirm counterexamples in the interpreter only")
+    parser.add_argument("--dump-dir", type=Path, help="write IR, verification conditions and CHC here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
+    parser.set_defaults(func=run)
+
+
+def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
+    out = []
+    for value in values:
+        line, sep, expr = value.partition(":")
+        if not sep or not line.strip().isdigit() or not expr.strip():
+            raise InputError(None, f"--invariant expects LINE:EXPR, got {value!r}")
+        out.append((int(line), expr.strip()))
+    return tuple(out)
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    base = from_pyproject(args.file.resolve().parent)
+    return base.with_(
+        timeout_s=args.timeout,
+        data_model=args.data_model,
+        engines=_split(args.engines),
+        proposers=_split(args.proposers),
+        invariants=parse_invariant_args(args.invariant) or None,
+        model=args.model,
+        endpoint=args.endpoint,
+        samples=args.samples,
+        temperature=args.temperature,
+        memory_mb=args.memory_mb,
+        seed=args.seed,
+        dump_dir=args.dump_dir,
+        replay_with_compiler=False if args.no_compiler_replay else None,
+    )
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = verify_path(args.file, options_from_args(args))
+    except QuokkaError as exc:
+        return _bad_input(args, str(exc))
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    else:
+        from .report import print_result
+
+        print_result(result)
+    return EXIT_CONCLUSIVE if result.conclusive else EXIT_UNKNOWN
+
+
+def _bad_input(args: argparse.Namespace, message: str) -> int:
+    if args.json:
+        payload = {"verdict": Verdict.UNKNOWN.value, "status": "error", "reason": message, "file": str(args.file)}
+        sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stderr.write(f"quokka verify: {message}\n")
+    return EXIT_BAD_INPUT
+
+
+__all__ = ["Result", "register", "run"]

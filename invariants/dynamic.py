@@ -1,0 +1,209 @@
+"""The dynamic proposer: candidate loop invariants learned from executions.
+
+It runs the program in the IR interpreter on many inputs (random small and boundary values, and
+Z3 models of the path to each loop as seeds), records the states at every loop head, and proposes
+per loop what holds on all of them:
+
+* constants (`x == 5`) and polynomial equalities up to degree 3 (more for few variables),
+  e.g. `z == 6*n + 6`, `y == 3*n*n + 3*n + 1`, `x == n*n*n` (see `polynomial`);
+* relations with the loop's exit tests and the conditions asserted at its head: `i <= n` when
+  the loop runs while `i < n`;
+* octagonal bounds and congruences (see `octagon`).
+
+Each candidate is re-evaluated with the IR's semantics on the recorded states before it is
+proposed. States passed in `ProposalContext.ctis` join the recorded ones. The samples of a
+program are computed once per proposer instance and reused in later rounds.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, VarDecl
+from quokka.verifier.printer import c_names, format_expr
+
+from .evaluate import compile_expr, holds_on
+from .facts import ExprBuilder, Fact, equation, linear, long_long, wide_type
+from .octagon import Observations, OctagonConfig, congruences, pair_bounds, unary_bounds
+from .polynomial import EqualityConfig, equalities
+from .protocol import Candidate, LoopContext, ProposalContext, State
+from .sampling import Samples, SamplingConfig, collect
+from .seeds import seed_inputs
+from .structure import comparisons, exit_conditions, find_loop, head_assertions, preference, program_constants
+
+NAME = "dynamic"
+
+
+@dataclass(frozen=True)
+class DynamicConfig:
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    equalities: EqualityConfig = field(default_factory=EqualityConfig)
+    octagon: OctagonConfig = field(default_factory=OctagonConfig)
+    time_share: float = 0.3  # of ProposalContext.budget_s
+    max_time_s: float = 8.0
+    seed_share: float = 0.25  # of the sampling time, for Z3 seeds
+    max_check_states: int = 2000
+    guard_offset_limit: int = 16
+    use_ctis: bool = True
+
+
+class DynamicProposer:
+    """Proposes what all recorded loop-head states satisfy (see the module docstring)."""
+
+    name = NAME
+
+    def __init__(self, config: DynamicConfig | None = None) -> None:
+        self.config = config or DynamicConfig()
+        self._cache: tuple[Program, Samples] | None = None
+        self.last_samples: Samples | None = None
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        start = time.monotonic()
+        limit = max(0.05, min(self.config.max_time_s, self.config.time_share * context.budget_s))
+        samples = self._samples(context, start + 0.7 * limit)
+        out: list[Candidate] = []
+        for loop in context.loops:
+            lid = loop.loop.id
+            ctis = [_ir_names(s, loop) for s in context.ctis.get(lid, ())] if self.config.use_ctis else []
+            states, runs = samples.states.get(lid, ()), samples.runs.get(lid, ())
+            out += infer(context.program, loop, states, self.config, context.seed, runs=runs, ctis=ctis)
+        return out
+
+    def _samples(self, context: ProposalContext, deadline: float) -> Samples:
+        if self._cache is not None and self._cache[0] is context.program:
+            return self._cache[1]
+        rng = random.Random(context.seed)
+        seed_deadline = time.monotonic() + self.config.seed_share * max(0.0, deadline - time.monotonic())
+        seeds = seed_inputs(context.program, rng, seed_deadline)
+        samples = collect(context.program, context.seed, deadline, seeds, self.config.sampling)
+        self._cache = (context.program, samples)
+        self.last_samples = samples
+        return samples
+
+
+def infer(
+    program: Program,
+    loop: LoopContext,
+    states: Sequence[State],
+    config: DynamicConfig | None = None,
+    seed: int = 0,
+    *,
+    runs: Sequence[Sequence[int]] | None = None,
+    ctis: Sequence[State] = (),
+) -> list[Candidate]:
+    """Candidates for one loop from its head states.
+
+    `runs[k]` numbers the runs that reached `states[k]` (default: each state its own run), which
+    decides which extreme values are credible bounds; `ctis` are further states, always
+    among those every candidate is checked on. States missing a loop variable are ignored.
+    """
+    config = config or DynamicConfig()
+    names = [d.name for d in loop.variables]
+    ids = list(runs) if runs is not None else [(k,) for k in range(len(states))]
+    ids += [(-1 - k,) for k in range(len(ctis))]
+    pairs = list(zip([*states, *ctis], ids, strict=True))
+    full = [(s, h) for s, h in pairs if all(v in s for v in names)]
+    if not full:
+        return []
+    obs = Observations.of([s for s, _ in full], [h for _, h in full], program_constants(program))
+    exprs = _structural(program, loop.loop.id, obs.states, config) + _exprs(
+        _facts(program, loop, obs, config, seed), {d.name: d for d in program.variables}
+    )
+    extra = [s for s in ctis if all(v in s for v in names)]
+    sampled = list(obs.states[: len(obs.states) - len(extra)])
+    check = _check_states(sampled, config.max_check_states, seed) + extra
+    names_c = c_names(program, loop.loop.id)
+    out, seen = [], set()
+    for e in exprs:
+        if e not in seen and holds_on(e, check):
+            seen.add(e)
+            out.append(Candidate(loop.loop.id, e, format_expr(e, names_c), NAME))
+    return out
+
+
+def _ir_names(state: State, loop: LoopContext) -> State:
+    """A state keyed by the C names visible at the loop (as the verifier reports CTIs) or by IR
+    names, keyed by IR names."""
+    scope = dict(loop.loop.scope)
+    return {scope.get(k, k): v for k, v in state.items()}
+
+
+def _facts(
+    program: Program, loop: LoopContext, obs: Observations, config: DynamicConfig, seed: int
+) -> list[Fact]:
+    types = {d.name: d.type for d in loop.variables if isinstance(d.type, IntType)}
+    states = obs.states
+    constant = {v: states[0][v] for v in types if all(s[v] == states[0][v] for s in states)}
+    facts = [linear({v: 1}, "==", c, "constant") for v, c in constant.items()]
+    varying = preference([v for v in types if v not in constant], find_loop(program, loop.loop.id))
+    for eq in equalities(varying, states, config.equalities, seed):
+        facts.append(equation(eq.poly, eq.solved, "equality"))
+    facts += unary_bounds(varying, obs, types, config.octagon)
+    facts += pair_bounds(varying, obs, config.octagon)
+    facts += congruences(varying, states, config.octagon)
+    return facts
+
+
+def _exprs(facts: list[Fact], decls: Mapping[str, VarDecl]) -> list[Expr]:
+    builder = ExprBuilder(decls)
+    out = []
+    for f in facts:
+        try:
+            out.append(builder.to_expr(f))
+        except ValueError:
+            continue  # a constant beyond 128 bits
+    return out
+
+
+def _structural(program: Program, loop_id: str, states: Sequence[State], config: DynamicConfig) -> list[Expr]:
+    """The loop's head assertions, and relations between the two sides of its exit tests."""
+    loop = find_loop(program, loop_id)
+    if loop is None:
+        return []
+    asserted = head_assertions(loop)
+    atoms = [c for e in exit_conditions(loop) + asserted for c in comparisons(e)]
+    ll = _long_long(program)
+    return asserted + [r for atom in atoms for r in _relations(atom, states, config.guard_offset_limit, ll)]
+
+
+def _long_long(program: Program) -> IntType:
+    return long_long({d.name: d for d in program.variables})
+
+
+def _relations(atom: Binary, states: Sequence[State], limit: int, ll: IntType) -> list[Expr]:
+    """The strongest of `L < R`, `L <= R`, `L == R`, ... that holds, or `L <= R + c` bounds."""
+    left, right = atom.left, atom.right
+    try:
+        lf, rf = compile_expr(left), compile_expr(right)
+        diffs = [lf(s) - rf(s) for s in states]
+    except (ArithmeticError, KeyError, TypeError):
+        return []
+    lo, hi = min(diffs), max(diffs)
+    if lo == hi == 0:
+        return [Binary("==", left, right, INT)]
+    out: list[Expr] = []
+    if hi <= 0:
+        out.append(Binary("<" if hi < 0 else "<=", left, right, INT))
+    elif abs(hi) <= limit:
+        out.append(_offset(left, "<=", right, hi, ll))
+    if lo >= 0:
+        out.append(Binary(">" if lo > 0 else ">=", left, right, INT))
+    elif abs(lo) <= limit:
+        out.append(_offset(left, ">=", right, lo, ll))
+    return out
+
+
+def _offset(left: Expr, op: str, right: Expr, c: int, ll: IntType) -> Expr:
+    """`left op right + c` in a signed type wide enough for both sides."""
+    assert isinstance(left.type, IntType) and isinstance(right.type, IntType)
+    w = wide_type([left.type, right.type], [c], ll)
+    lw = left if left.type == w else Cast(left, w)
+    rw = right if right.type == w else Cast(right, w)
+    return Binary(op, lw, Binary("+", rw, Const(c, w), w), INT)
+
+
+def _check_states(states: list[State], cap: int, seed: int) -> list[State]:
+    return states if len(states) <= cap else random.Random(seed).sample(states, cap)

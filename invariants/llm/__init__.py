@@ -1,0 +1,150 @@
+"""The language-model proposer: prompt a model in the Quokka format, parse its answers into candidates.
+
+Backends: a local transformers model directory (`local`, torch imported lazily) or any
+OpenAI-compatible endpoint (`endpoint`). `make_llm_proposer(options)` builds the proposer the
+`--model` / `--endpoint` options ask for, wrapped in template completion (`invariants.completion`).
+
+Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`): `llm_prompt`
+("quokka" or "quokka-cot"), `llm_few_shot` (int), `llm_max_new_tokens`, `llm_timeout_s`,
+`llm_api_key`, `llm_model_name`, `llm_dtype` ("auto", "bf16", "fp32"), `llm_device`,
+`llm_completion` (bool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from quokka.verifier.builder import num
+from quokka.verifier.errors import InputError
+from quokka.verifier.ir import Program
+from quokka.verifier.options import Options
+
+from ..protocol import Candidate, ProposalContext, Proposer, State
+from .backend import Backend, EndpointError, ModelError, SampleRequest
+from .prompt import PromptConfig, build_messages, messages_for_context
+
+__all__ = [
+    "Backend",
+    "EndpointError",
+    "LLMConfig",
+    "LLMProposer",
+    "ModelError",
+    "SampleRequest",
+    "build_messages",
+    "make_llm_proposer",
+]
+
+
+def _extra(extra: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = extra.get(key, default)
+    if value is None or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    raise InputError(None, f"option {key} must be a {kind.__name__}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How the proposer samples and what it does with the answers."""
+
+    samples: int = 8
+    temperature: float = 0.8
+    max_new_tokens: int = 384
+    timeout_s: float = 120.0
+    prompt: PromptConfig = PromptConfig()
+    completion: bool = True
+    api_key: str | None = None
+    model_name: str | None = None
+    dtype: str = "auto"
+    device: str = "auto"
+
+    @staticmethod
+    def from_options(options: Options) -> LLMConfig:
+        x = options.extra
+        return LLMConfig(
+            samples=options.samples,
+            temperature=options.temperature,
+            max_new_tokens=_extra(x, "llm_max_new_tokens", int, 384),
+            timeout_s=_extra(x, "llm_timeout_s", float, 120.0),
+            prompt=PromptConfig(_extra(x, "llm_prompt", str, "quokka"), _extra(x, "llm_few_shot", int, 0)),
+            completion=_extra(x, "llm_completion", bool, True),
+            api_key=_extra(x, "llm_api_key", str, None),
+            model_name=_extra(x, "llm_model_name", str, None),
+            dtype=_extra(x, "llm_dtype", str, "auto"),
+            device=_extra(x, "llm_device", str, "auto"),
+        )
+
+
+def _ctis_key(ctis: Mapping[str, Sequence[State]]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((loop, len(states)) for loop, states in ctis.items() if states))
+
+
+class LLMProposer:
+    """Samples N answers per round: the first round asks plainly, later rounds only when new
+    counterexamples to induction can be shown to the model."""
+
+    name = "llm"
+
+    def __init__(self, backend: Backend, config: LLMConfig = LLMConfig()) -> None:
+        self.backend = backend
+        self.config = config
+        self._asked: set[tuple[tuple[str, int], ...]] = set()
+        self._dedup: tuple[Program, Any] | None = None
+
+    def _deduplicator(self, program: Program) -> Any:
+        from .dedup import Deduplicator
+
+        if self._dedup is None or self._dedup[0] is not program:
+            self._dedup = (program, Deduplicator(program))
+            self._asked = set()
+        return self._dedup[1]
+
+    def request(self, context: ProposalContext) -> SampleRequest:
+        c = self.config
+        timeout = max(1.0, min(c.timeout_s, context.budget_s))
+        return SampleRequest(c.samples, c.temperature, c.max_new_tokens, context.seed, timeout)
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        from .answers import parse_answers
+        from .dedup import deduplicate
+
+        if context.source is None:
+            return [Candidate("", num(1), "", self.name, rejected="the prompt needs the program's C source")]
+        dedup = self._deduplicator(context.program)
+        key = _ctis_key(context.ctis)
+        if not context.program.loops or key in self._asked:
+            return []
+        self._asked.add(key)
+        answers = self.backend.sample(messages_for_context(context, self.config.prompt), self.request(context))
+        return deduplicate(parse_answers(answers, context.program), context.program, dedup)
+
+
+def make_backend(options: Options, config: LLMConfig) -> Backend:
+    """The local model (`--model DIR`) or the endpoint (`--endpoint URL` / `QUOKKA_ENDPOINT`)."""
+    if options.model and options.endpoint:
+        raise InputError(None, "give either a model directory or an endpoint, not both")
+    if options.model:
+        from pathlib import Path
+
+        from .local import LocalBackend
+
+        if not Path(options.model).expanduser().is_dir():
+            raise ModelError(f"model directory not found: {options.model}")
+        return LocalBackend(options.model, config.dtype, config.device)
+    from .endpoint import EndpointBackend
+
+    return EndpointBackend(options.endpoint, config.api_key, config.model_name)
+
+
+def make_llm_proposer(options: Options) -> Proposer:
+    """The language-model proposer the options describe (with template completion unless disabled)."""
+    config = LLMConfig.from_options(options)
+    proposer = LLMProposer(make_backend(options, config), config)
+    if not config.completion:
+        return proposer
+    from ..completion import CompletionProposer
+
+    return CompletionProposer(proposer)

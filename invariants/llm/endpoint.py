@@ -1,0 +1,141 @@
+"""Any OpenAI-compatible server (vLLM, SGLang, llama.cpp, OpenAI) as a backend, over urllib.
+
+`POST {base}/v1/chat/completions` with `n` samples; servers that return fewer choices than asked
+(llama.cpp ignores `n`) are asked again, at most `n` times in all. The base URL and the key come
+from the arguments or from `QUOKKA_ENDPOINT` / `OPENAI_API_KEY`; the model name from the argument,
+`QUOKKA_MODEL_NAME`, or else the first model the server lists under `/v1/models`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from .backend import EndpointError, Message, SampleRequest
+
+ENV_ENDPOINT = "QUOKKA_ENDPOINT"
+ENV_KEY = "OPENAI_API_KEY"
+ENV_MODEL = "QUOKKA_MODEL_NAME"
+MAX_RESPONSE_BYTES = 16 << 20
+ERROR_EXCERPT = 300
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def api_base(url: str) -> str:
+    """The `.../v1` base of an endpoint given as `http://host:port`, `.../v1` or `.../v1/chat/completions`."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise EndpointError(f"endpoint must be an http(s) URL, got {url!r}")
+    path = parts.path.rstrip("/").removesuffix("/chat/completions")
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _opener(base: str) -> urllib.request.OpenerDirector:
+    if urlsplit(base).hostname in LOOPBACK:
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
+
+
+def _read_json(response: Any, url: str) -> Any:
+    data = response.read(MAX_RESPONSE_BYTES + 1)
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise EndpointError(f"{url}: answer larger than {MAX_RESPONSE_BYTES} bytes")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EndpointError(f"{url}: the answer is not JSON: {exc}") from exc
+
+
+def _http_error(url: str, exc: urllib.error.HTTPError) -> EndpointError:
+    try:
+        body = exc.read(ERROR_EXCERPT).decode("utf-8", "replace")
+    except OSError:
+        body = ""
+    return EndpointError(f"{url}: HTTP {exc.code} {exc.reason}: {body}".rstrip(": "))
+
+
+def _choices(answer: Any, url: str) -> list[str]:
+    """The `message.content` texts of a chat-completions answer."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
+        raise EndpointError(f"{url}: the answer has no 'choices' list")
+    out = []
+    for choice in answer["choices"]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        out.append(content if isinstance(content, str) else "")
+    return out
+
+
+class EndpointBackend:
+    """A `Backend` that asks an OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, url: str | None = None, api_key: str | None = None, model: str | None = None) -> None:
+        url = url or os.environ.get(ENV_ENDPOINT)
+        if not url:
+            raise EndpointError(f"no endpoint given (set --endpoint or {ENV_ENDPOINT})")
+        self.base = api_base(url)
+        self.api_key = api_key or os.environ.get(ENV_KEY)
+        self.model = model or os.environ.get(ENV_MODEL)
+        self.opener = _opener(self.base)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _call(self, path: str, body: Mapping[str, Any] | None, timeout_s: float) -> Any:
+        url = f"{self.base}{path}"
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(url, data=data, headers=self._headers(), method="GET" if body is None else "POST")
+        try:
+            with self.opener.open(req, timeout=max(timeout_s, 0.1)) as response:
+                return _read_json(response, url)
+        except urllib.error.HTTPError as exc:
+            raise _http_error(url, exc) from exc
+        except urllib.error.URLError as exc:
+            raise EndpointError(f"cannot reach {url}: {exc.reason}") from exc
+        except TimeoutError as exc:
+            raise EndpointError(f"{url}: no answer within {timeout_s:.1f} s") from exc
+        except OSError as exc:
+            raise EndpointError(f"{url}: connection failed: {exc}") from exc
+
+    def model_name(self, timeout_s: float = 10.0) -> str:
+        """The configured model name, else the first one the server lists, else "default"."""
+        if self.model is None:
+            listing = self._call("/models", None, timeout_s)
+            models = listing.get("data") if isinstance(listing, dict) else None
+            first = models[0] if isinstance(models, list) and models else None
+            self.model = str(first["id"]) if isinstance(first, dict) and "id" in first else "default"
+        return self.model
+
+    def _body(self, messages: Sequence[Message], request: SampleRequest, n: int, seed: int) -> dict[str, Any]:
+        return {
+            "model": self.model_name(request.timeout_s),
+            "messages": list(messages),
+            "n": n,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_new_tokens,
+            "seed": seed,
+        }
+
+    def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
+        """`request.n` answers; fewer only when the time runs out."""
+        deadline = time.monotonic() + request.timeout_s
+        answers: list[str] = []
+        for attempt in range(request.n):
+            remaining = deadline - time.monotonic()
+            if len(answers) >= request.n or (answers and remaining <= 0):
+                break
+            body = self._body(messages, request, request.n - len(answers), request.seed + attempt)
+            answers += _choices(self._call("/chat/completions", body, remaining), f"{self.base}/chat/completions")
+        return answers[: request.n]

@@ -1,0 +1,147 @@
+"""The Quokka prompt: the program with `// line N` markers, its insertion points, the answer format.
+
+`build_messages` is the one place chat messages are made, for sampling and for fine-tuning alike:
+it is pure (no model, no torch) and depends only on the program, its source text and the prompt
+data file `prompts.toml`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+from quokka.verifier.errors import InputError
+from quokka.verifier.ir import LoopInfo, Program
+from quokka.verifier.printer import format_type_decl
+
+from ..protocol import ProposalContext, State
+
+Message = dict[str, str]
+MAX_CTIS_PER_LOOP = 3
+VARIANTS = ("quokka", "quokka-cot")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One prompt variant: system text, user text and the counterexample feedback paragraph."""
+
+    system: str
+    user: str
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """A few-shot example: a C program, its insertion points and the expected answer."""
+
+    source: str
+    insertion_points: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class PromptData:
+    templates: Mapping[str, PromptTemplate]
+    examples: tuple[Example, ...]
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    variant: str = "quokka"
+    few_shot: int = 0
+
+
+@cache
+def prompt_data() -> PromptData:
+    """The templates and examples of `prompts.toml` (read once)."""
+    text = resources.files(__package__).joinpath("prompts.toml").read_text(encoding="utf-8")
+    return parse_prompt_data(tomllib.loads(text))
+
+
+def parse_prompt_data(data: Mapping[str, Any]) -> PromptData:
+    templates = {name: PromptTemplate(t["system"], t["user"], t["feedback"]) for name, t in data["templates"].items()}
+    examples = tuple(Example(e["source"], e["insertion_points"], e["answer"]) for e in data.get("examples", ()))
+    return PromptData(templates, examples)
+
+
+def number_lines(source: str) -> str:
+    """`source` with `// line N` appended to every non-blank line (N counts from 1)."""
+    lines = source.splitlines()
+    return "\n".join(f"{line}  // line {n}" if line.strip() else line for n, line in enumerate(lines, 1))
+
+
+def describe_loop(program: Program, info: LoopInfo) -> str:
+    """`- After line X: the loop on line Y (variables in scope: int x, ...)`."""
+    decls = [format_type_decl(c, program.var(ir).type) for c, ir in dict(info.scope).items()]
+    scope = f" (variables in scope: {', '.join(decls)})" if decls else ""
+    return f"- After line {info.insert_after_line}: the loop on line {info.coord.line}{scope}"
+
+
+def insertion_points(program: Program) -> str:
+    return "\n".join(describe_loop(program, info) for info in program.loops)
+
+
+def describe_ctis(program: Program, ctis: Mapping[str, Sequence[State]]) -> str:
+    """Counterexamples to induction in C names, at most `MAX_CTIS_PER_LOOP` per loop."""
+    out = []
+    for info in program.loops:
+        c_of = {ir: c for c, ir in dict(info.scope).items()}
+        for state in list(ctis.get(info.id, ()))[:MAX_CTIS_PER_LOOP]:
+            values = ", ".join(f"{c_of[k]} = {v}" for k, v in state.items() if k in c_of)
+            if values:
+                out.append(f"- at the loop after line {info.insert_after_line}: {values}")
+    return "\n".join(out)
+
+
+def _template(config: PromptConfig) -> PromptTemplate:
+    templates = prompt_data().templates
+    if config.variant not in templates:
+        raise InputError(None, f"unknown prompt variant {config.variant!r} (known: {', '.join(templates)})")
+    return templates[config.variant]
+
+
+def _user_text(t: PromptTemplate, numbered: str, points: str, ctis: str) -> str:
+    text = Template(t.user).substitute(program=numbered, insertion_points=points)
+    if ctis:
+        text += Template(t.feedback).substitute(counterexamples=ctis)
+    return text
+
+
+def build_messages(
+    program: Program,
+    source: str,
+    *,
+    ctis: Mapping[str, Sequence[State]] | None = None,
+    config: PromptConfig = PromptConfig(),
+) -> list[Message]:
+    """The chat messages asking for invariants of `program` (whose C text is `source`)."""
+    t = _template(config)
+    messages = [{"role": "system", "content": t.system}]
+    for ex in prompt_data().examples[: config.few_shot]:
+        messages.append({"role": "user", "content": _user_text(t, number_lines(ex.source), ex.insertion_points, "")})
+        messages.append({"role": "assistant", "content": _example_answer(ex, config)})
+    user = _user_text(t, number_lines(source), insertion_points(program), describe_ctis(program, ctis or {}))
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+def _example_answer(ex: Example, config: PromptConfig) -> str:
+    return f"/*@\n{ex.answer}\n@*/" if config.variant == "quokka-cot" else ex.answer
+
+
+def messages_for_context(context: ProposalContext, config: PromptConfig = PromptConfig()) -> list[Message]:
+    """`build_messages` for a proposal round (its counterexamples included)."""
+    if context.source is None:
+        raise InputError(None, "the language-model prompt needs the program's C source text")
+    return build_messages(context.program, context.source, ctis=context.ctis, config=config)
+
+
+def format_answer(invariants: Sequence[tuple[int, str]], config: PromptConfig = PromptConfig()) -> str:
+    """The answer a model should give for `(insert_after_line, C expression)` pairs (training targets)."""
+    body = "\n".join(f"After line {line}, insert assume({text});" for line, text in invariants)
+    return f"/*@\n{body}\n@*/" if config.variant == "quokka-cot" else body

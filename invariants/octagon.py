@@ -1,0 +1,141 @@
+"""Bounds and congruences observed on states: octagon constraints and `x % k == r`.
+
+Every bound is the extreme value seen, so it holds on the states by construction; whether it is
+an invariant is the verifier's business. Bounds that say nothing new are left out: a unary bound
+at the edge of the variable's type, and a pair bound `x + y <= c` no tighter than the sum of the
+unary bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+from math import gcd
+
+from quokka.verifier.ir import IntType
+from quokka.verifier.semantics import c_mod
+
+from .facts import Fact, linear
+
+State = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class OctagonConfig:
+    pair_constant_limit: int = 16  # pair bounds with a larger |constant| are sampling artefacts
+    max_modulus: int = 64
+    # A bound must be a "plausible" constant (0, +-1, a program constant +-1) or be reached in
+    # this many runs: the largest value one random run happened to produce is no invariant.
+    min_support: int = 2
+
+
+@dataclass(frozen=True)
+class Observations:
+    """States with (some of) the runs that reached each, and the plausible bound constants."""
+
+    states: Sequence[State]
+    runs: Sequence[Sequence[int]]
+    plausible: frozenset[int] = frozenset({-1, 0, 1})
+    columns: dict[str, list[int]] = field(default_factory=dict, compare=False)
+
+    @staticmethod
+    def of(
+        states: Sequence[State],
+        runs: Sequence[Sequence[int]] | None = None,
+        constants: frozenset[int] = frozenset(),
+    ) -> Observations:
+        """Without `runs`, every state counts as a run of its own."""
+        plausible = frozenset({-1, 0, 1} | {c + d for c in constants for d in (-1, 0, 1)})
+        return Observations(states, runs if runs is not None else [(k,) for k in range(len(states))], plausible)
+
+    def column(self, v: str) -> list[int]:
+        if v not in self.columns:
+            self.columns[v] = [s[v] for s in self.states]
+        return self.columns[v]
+
+    def values(self, coeffs: Mapping[str, int]) -> list[int]:
+        """`sum(c * v)` on every state (one or two variables with coefficients +-1)."""
+        (x, cx), *rest = coeffs.items()
+        xs = self.column(x) if cx == 1 else [-a for a in self.column(x)]
+        if not rest:
+            return xs
+        ((y, cy),) = rest
+        ys = self.column(y)
+        return [a + b for a, b in zip(xs, ys, strict=True)] if cy == 1 else [a - b for a, b in zip(xs, ys, strict=True)]
+
+    def credible(self, values: Sequence[int], bound: int, min_support: int) -> bool:
+        if bound in self.plausible:
+            return True
+        runs = {r for x, ids in zip(values, self.runs, strict=True) if x == bound for r in ids}
+        return len(runs) >= min_support
+
+
+def unary_bounds(
+    names: Sequence[str], obs: Observations, types: Mapping[str, IntType], config: OctagonConfig | None = None
+) -> list[Fact]:
+    """`x >= lo` and `x <= hi` (not at the edge of x's type)."""
+    support = (config or OctagonConfig()).min_support
+    out = []
+    for v in names:
+        values = obs.values({v: 1})
+        lo, hi = min(values), max(values)
+        if lo == hi:
+            continue
+        if lo > types[v].min and obs.credible(values, lo, support):
+            out.append(linear({v: 1}, ">=", lo, "bound"))
+        if hi < types[v].max and obs.credible(values, hi, support):
+            out.append(linear({v: 1}, "<=", hi, "bound"))
+    return out
+
+
+def pair_bounds(names: Sequence[str], obs: Observations, config: OctagonConfig | None = None) -> list[Fact]:
+    """`x + y` and `x - y` bounds strictly tighter than the unary bounds imply."""
+    config = config or OctagonConfig()
+    limit, support = config.pair_constant_limit, config.min_support
+    ranges = {v: (min(vs), max(vs)) for v in names for vs in [obs.values({v: 1})]}
+    out = []
+    for i, x in enumerate(names):
+        for y in names[i + 1 :]:
+            (xlo, xhi), (ylo, yhi) = ranges[x], ranges[y]
+            for sign, implied_lo, implied_hi in ((1, xlo + ylo, xhi + yhi), (-1, xlo - yhi, xhi - ylo)):
+                values = obs.values({x: 1, y: sign})
+                lo, hi = min(values), max(values)
+                if lo == hi:
+                    continue  # an equality: the polynomial search reports it
+                if lo > implied_lo and abs(lo) <= limit and obs.credible(values, lo, support):
+                    out.append(linear({x: 1, y: sign}, ">=", lo, "octagon"))
+                if hi < implied_hi and abs(hi) <= limit and obs.credible(values, hi, support):
+                    out.append(linear({x: 1, y: sign}, "<=", hi, "octagon"))
+    return out
+
+
+def _common_residue(values: Sequence[int], k: int) -> int | None:
+    residues = {c_mod(v, k) for v in values}
+    return residues.pop() if len(residues) == 1 else None
+
+
+def congruences(
+    names: Sequence[str], states: Sequence[State], config: OctagonConfig | None = None
+) -> list[Fact]:
+    """`x % g == r` with g the gcd of the differences of x's values; parities of sums and
+    differences of two variables whose own parities vary."""
+    max_mod = (config or OctagonConfig()).max_modulus
+    out, odd_even = [], []
+    for v in names:
+        values = sorted({s[v] for s in states})
+        g = reduce(gcd, (x - values[0] for x in values[1:]), 0)
+        if len(values) >= 3 and 2 <= g <= max_mod:
+            r = _common_residue(values, g)
+            if r is not None:
+                out.append(Fact(((((v, 1),), 1),), "==", (((), r),) if r else (), "congruence", g))
+        if _common_residue(values, 2) is None:
+            odd_even.append(v)
+    for i, x in enumerate(odd_even):
+        for y in odd_even[i + 1 :]:
+            for sign in (1, -1):
+                r = _common_residue([s[x] + sign * s[y] for s in states], 2)
+                if r is not None:
+                    lhs = ((((x, 1),), 1), (((y, 1),), sign))
+                    out.append(Fact(lhs, "==", (((), r),) if r else (), "congruence", 2))
+    return out

@@ -1,0 +1,180 @@
+"""The Quokka loop: propose candidates, keep the inductive ones (Houdini), then the two-query check.
+
+Proposers only suggest; every answer that leaves here as SAFE is re-checked by the portfolio.
+Counterexamples to induction go back to the proposers for the next round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from quokka.verifier.engines import houdini, inductive, twoquery
+from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.ir import Expr, Program
+from quokka.verifier.options import Options
+from quokka.verifier.portfolio import Strategy
+from quokka.verifier.results import CandidateReport
+
+from .protocol import Candidate, ProposalContext, Proposer, loop_contexts
+
+ROUNDS = 3
+TWO_QUERY_LIMIT = 6
+
+
+@dataclass
+class CandidatePool:
+    """Candidates per loop, deduplicated by their IR expression, in arrival order."""
+
+    by_loop: dict[str, dict[Expr, Candidate]] = field(default_factory=dict)
+    rejected: list[Candidate] = field(default_factory=list)
+
+    def add(self, candidates: Sequence[Candidate]) -> int:
+        added = 0
+        for c in candidates:
+            if c.rejected:
+                self.rejected.append(c)
+                continue
+            slot = self.by_loop.setdefault(c.loop_id, {})
+            if c.expr not in slot:
+                slot[c.expr] = c
+                added += 1
+        return added
+
+    def exprs(self) -> dict[str, list[Expr]]:
+        return {loop: list(cands) for loop, cands in self.by_loop.items()}
+
+    def source_of(self, loop_id: str, e: Expr) -> Candidate | None:
+        return self.by_loop.get(loop_id, {}).get(e)
+
+
+class QuokkaLoop:
+    """A portfolio strategy: rounds of proposing and Houdini, then two-query on the leftovers."""
+
+    def __init__(self, proposers: Sequence[Proposer], options: Options, source: str | None) -> None:
+        self.proposers = list(proposers)
+        self.options = options
+        self.source = source
+
+    def run(self, program: Program, budget: Budget) -> EngineResult:
+        watch, pool = Stopwatch(), CandidatePool()
+        ctis: dict[str, tuple[Mapping[str, int], ...]] = {}
+        last: houdini.HoudiniResult | None = None
+        for round_no in range(ROUNDS):
+            context = ProposalContext(
+                program, self.source, loop_contexts(program), ctis, budget.remaining(), self.options.seed + round_no
+            )
+            if not pool.add(self._propose(context)) and last is not None:
+                break
+            last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
+            if last.result.status is Status.SAFE:
+                return self._finish(last.result, pool, last, watch)
+            ctis = _merge_ctis(ctis, last.ctis)
+            if budget.expired:
+                break
+        return self._two_query(program, pool, last, budget, watch)
+
+    def _propose(self, context: ProposalContext) -> list[Candidate]:
+        out: list[Candidate] = []
+        for proposer in self.proposers:
+            try:
+                out.extend(proposer.propose(context))
+            except QuokkaError as exc:
+                out.append(_failed(proposer.name, exc))
+        return out
+
+    def _two_query(
+        self, program: Program, pool: CandidatePool, last: houdini.HoudiniResult | None, budget: Budget,
+        watch: Stopwatch,
+    ) -> EngineResult:
+        kept = dict(last.kept) if last else {}
+        for loop_id, candidate in _two_query_order(pool, kept)[:TWO_QUERY_LIMIT]:
+            if budget.expired:
+                break
+            result = twoquery.check(program, loop_id, _with_kept(candidate.expr, kept.get(loop_id, ())), budget.fraction(0.5))
+            if result.status is Status.SAFE:
+                return self._finish(result, pool, last, watch)
+        reason = "no proposed candidate proved the property"
+        return unknown("quokka", reason, watch.elapsed(), {"candidates": _reports(pool, last, None)})
+
+    def _finish(
+        self, result: EngineResult, pool: CandidatePool, last: houdini.HoudiniResult | None, watch: Stopwatch
+    ) -> EngineResult:
+        stats = dict(result.stats)
+        stats["candidates"] = _reports(pool, last, result)
+        stats["sources"] = _sources(pool)
+        return EngineResult(result.engine, result.status, result.reason, result.invariants, None, watch.elapsed(), stats)
+
+
+def _failed(name: str, exc: Exception) -> Candidate:
+    from quokka.verifier.builder import num
+
+    return Candidate("", num(1), "", name, rejected=f"proposer failed: {exc}")
+
+
+def _merge_ctis(
+    old: Mapping[str, tuple[Mapping[str, int], ...]], new: Mapping[str, Sequence[Mapping[str, int]]]
+) -> dict[str, tuple[Mapping[str, int], ...]]:
+    merged = dict(old)
+    for loop, states in new.items():
+        merged[loop] = (*merged.get(loop, ()), *states)
+    return merged
+
+
+def _with_kept(candidate: Expr, kept: Sequence[Expr]) -> Expr:
+    from quokka.verifier.builder import and_
+
+    out = candidate
+    for k in kept:
+        out = and_(out, k)
+    return out
+
+
+def _two_query_order(pool: CandidatePool, kept: Mapping[str, Sequence[Expr]]) -> list[tuple[str, Candidate]]:
+    """Non-inductive candidates, those from models and annotations first (they are the expensive guesses)."""
+    rank = {"annotation": 0, "llm": 1, "completion": 2}
+    leftovers = [
+        (loop, c) for loop, cands in pool.by_loop.items() for e, c in cands.items() if e not in kept.get(loop, ())
+    ]
+    return sorted(leftovers, key=lambda lc: rank.get(lc[1].proposer, 3))
+
+
+def _sources(pool: CandidatePool) -> dict[str, str]:
+    return {c.text: c.proposer for cands in pool.by_loop.values() for c in cands.values()}
+
+
+def _reports(
+    pool: CandidatePool, last: houdini.HoudiniResult | None, final: EngineResult | None
+) -> list[CandidateReport]:
+    kept = dict(last.kept) if last else {}
+    dropped = dict(last.reasons) if last else {}
+    out = []
+    for loop, cands in pool.by_loop.items():
+        for e, c in cands.items():
+            proven = e in kept.get(loop, ())
+            status = "proven" if proven else "rejected" if (loop, e) in dropped else "unused"
+            out.append(CandidateReport(loop, c.text, c.proposer, status, dropped.get((loop, e), "")))
+    out.extend(CandidateReport(c.loop_id, c.text or (c.raw or "")[:200], c.proposer, "rejected", c.rejected or "")
+               for c in pool.rejected)
+    return out
+
+
+def user_invariant_strategy(invariants: Sequence[tuple[int, str]]) -> Strategy:
+    """Check user-given `(line, C expression)` invariants: inductive first, then the two-query check."""
+
+    def strategy(program: Program, budget: Budget) -> EngineResult:
+        from .annotations import parse_user_invariants
+
+        parsed = parse_user_invariants(program, invariants)
+        obligations = inductive.check(program, parsed, budget.fraction(0.3))
+        if obligations.all_valid:
+            return EngineResult("user", Status.SAFE, "the given invariants are inductive and imply safety",
+                                parsed, time_s=0.0, stats={"sources": {}})
+        result = twoquery.check_many(program, parsed, budget)
+        why = obligations.summary()
+        if result.status is Status.SAFE:
+            return EngineResult("user", Status.SAFE, f"two-query check proved them ({why})", result.invariants)
+        return unknown("user", f"{why}; two-query: {result.reason}")
+
+    return strategy

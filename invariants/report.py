@@ -1,0 +1,45 @@
+"""The human-readable summary of a `Result` (rich), for `quokka verify`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from quokka.verifier.results import Result, Verdict
+
+_STYLE = {Verdict.TRUE: "bold green", Verdict.FALSE: "bold red", Verdict.UNKNOWN: "bold yellow"}
+
+
+def print_result(result: Result, console: Console | None = None) -> None:
+    console = console or Console()
+    verdict = result.verdict.value.upper()
+    console.print(f"[{_STYLE[result.verdict]}]{verdict}[/] {result.file} ({result.time_s:.2f} s)")
+    console.print(f"  {result.reason}", markup=False, highlight=False)
+    if result.invariants:
+        console.print(_invariant_table(result))
+    if result.counterexample:
+        _print_counterexample(result, console)
+    if result.overflow_sites:
+        console.print(f"  signed arithmetic that could overflow: {len(result.overflow_sites)} site(s), "
+                      f"e.g. {result.overflow_sites[0]}", markup=False, highlight=False)
+
+
+def _invariant_table(result: Result) -> Table:
+    table = Table(title="Loop invariants (certificate, checked inductive)", title_justify="left")
+    for column in ("loop", "line", "invariant", "proposed by", "proved by"):
+        table.add_column(column)
+    for inv in result.invariants:
+        table.add_row(inv.loop, str(inv.line), inv.expr, inv.source, inv.proved_by)
+    return table
+
+
+def _print_counterexample(result: Result, console: Console) -> None:
+    cex = result.counterexample
+    assert cex is not None
+    console.print(f"  error reached at line {cex.error_line}, confirmed by {', '.join(cex.confirmed_by)}")
+    table = Table(title="Inputs", title_justify="left")
+    for column in ("#", "line", "source", "value"):
+        table.add_column(column)
+    for i, value in enumerate(cex.inputs, 1):
+        table.add_row(str(i), str(value.line), value.origin, str(value.value))
+    console.print(table)

@@ -1,0 +1,87 @@
+"""`verify`: lower a file, race the engines and the proposer loop, return a checked `Result`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from quokka.verifier.engines.base import Budget, EngineResult
+from quokka.verifier.errors import UnsupportedFeature
+from quokka.verifier.frontend import lower
+from quokka.verifier.ir import Program
+from quokka.verifier.options import Options
+from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
+from quokka.verifier.results import Result, Verdict
+from quokka.verifier.task import read_task
+
+from .protocol import Proposer
+from .quokka_loop import QuokkaLoop, user_invariant_strategy
+from .registry import make_proposers
+
+
+def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
+    """The C file and data model of `path` (a C file or an SV-COMP task `.yml`)."""
+    if path.suffix in (".yml", ".yaml"):
+        task = read_task(path)
+        return Path(task.file), options.data_model or task.data_model
+    return path, options.data_model or "LP64"
+
+
+def engine_strategies(options: Options) -> dict[str, Strategy]:
+    """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
+    from quokka.verifier.engines import bmc, spacer
+
+    table: dict[str, Strategy] = {
+        "bmc": lambda program, budget: bmc.check(program, budget),
+        "spacer": lambda program, budget: spacer.solve(program, budget),
+    }
+    return {name: table[name] for name in options.engines if name in table}
+
+
+def strategies(program: Program, options: Options, proposers: list[Proposer], source: str | None) -> dict[str, Strategy]:
+    chosen = engine_strategies(options)
+    if options.invariants:
+        chosen["user"] = user_invariant_strategy(options.invariants)
+    if "houdini" in options.engines and proposers:
+        chosen["quokka"] = QuokkaLoop(proposers, options, source).run
+    return chosen
+
+
+def verify_program(program: Program, options: Options, source_path: Path | None = None) -> Result:
+    """Verify a lowered program under `options` (proposers built from `options.proposers`)."""
+    source = _read_text(source_path)
+    proposers = make_proposers(options)
+    config = PortfolioConfig(
+        timeout_s=options.timeout_s,
+        memory_mb=options.memory_mb,
+        source=source_path,
+        replay_with_compiler=options.replay_with_compiler,
+    )
+    return Portfolio(program, config).run(strategies(program, options, proposers, source))
+
+
+def verify_path(path: Path, options: Options) -> Result:
+    """Verify a C file or task; unsupported C features give UNKNOWN. Raises `InputError` on bad input."""
+    started = time.monotonic()
+    c_file, data_model = resolve_input(path, options)
+    try:
+        program = lower(c_file, data_model)
+    except UnsupportedFeature as exc:
+        return Result(Verdict.UNKNOWN, str(exc), str(c_file), time.monotonic() - started)
+    if options.dump_dir is not None:
+        from quokka.verifier.dump import dump_program
+
+        dump_program(program, options.dump_dir)
+    return verify_program(program, options.with_(data_model=data_model), c_file)
+
+
+def _read_text(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+__all__ = ["Budget", "EngineResult", "resolve_input", "verify_path", "verify_program"]

@@ -1,0 +1,145 @@
+"""Runs `quokka verify --json` on a snapshot in its own process group, killed when the run is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from quokka.verifier.results import Result
+
+from .model import STATUS_ERROR, STATUS_OK, Outcome, failed
+
+STDERR_TAIL = 2000
+EXIT_BAD_INPUT = 2
+
+
+@dataclass(frozen=True)
+class Job:
+    """One snapshot to verify."""
+
+    text: str
+    path: Path | None  # the document's file, when it has one
+    command: tuple[str, ...]  # the verifier's command line, before the file
+    args: tuple[str, ...]  # its options, after the file
+    wall_limit_s: float
+
+
+def task_data_model(path: Path | None) -> str | None:
+    """The data model of the SV-COMP task `<stem>.yml` beside `path` that names it as input."""
+    if path is None:
+        return None
+    task = path.with_suffix(".yml")
+    try:
+        data = yaml.safe_load(task.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    inputs = data.get("input_files")
+    names = [inputs] if isinstance(inputs, str) else inputs if isinstance(inputs, list) else []
+    model = (data.get("options") or {}).get("data_model") if isinstance(data.get("options"), dict) else None
+    named = any(isinstance(n, str) and Path(n).name == path.name for n in names)
+    return model if named and model in ("ILP32", "LP64") else None
+
+
+def _on_disk(path: Path | None, text: str) -> bool:
+    if path is None:
+        return False
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+class Runner:
+    """Starts verifier processes and knows which are alive, so none outlives its run or the server."""
+
+    def __init__(self) -> None:
+        self._groups: set[int] = set()
+
+    @property
+    def live_groups(self) -> frozenset[int]:
+        return frozenset(self._groups)
+
+    async def run(self, job: Job) -> Outcome:
+        """The outcome of `job`; cancelling the awaiting task kills the verifier's whole process group."""
+        folder = None
+        if _on_disk(job.path, job.text):
+            assert job.path is not None
+            input_path = job.path
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="quokka-lsp-"))
+            input_path = folder / (job.path.name if job.path is not None else "untitled.c")
+            input_path.write_text(job.text, encoding="utf-8")
+        try:
+            return await self._run_process(job, input_path)
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    async def _run_process(self, job: Job, input_path: Path) -> Outcome:
+        started = time.monotonic()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *job.command, str(input_path), *job.args,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, start_new_session=True,
+            )
+        except OSError as exc:
+            return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))
+        self._groups.add(process.pid)
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(), job.wall_limit_s)
+        except TimeoutError:
+            return failed(f"timeout: the verifier ran past {job.wall_limit_s:g} s and was stopped",
+                          str(input_path), time.monotonic() - started)
+        finally:
+            self._kill_group(process.pid)
+            await _reap(process)
+        return parse_output(stdout, stderr, process.returncode, str(input_path), time.monotonic() - started)
+
+    def _kill_group(self, group: int) -> None:
+        self._groups.discard(group)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+
+    def kill_all(self) -> None:
+        for group in list(self._groups):
+            self._kill_group(group)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, asyncio.CancelledError):
+        await asyncio.shield(process.wait())
+
+
+def parse_output(stdout: bytes, stderr: bytes, returncode: int | None, input_path: str,
+                 elapsed: float) -> Outcome:
+    """The outcome of a finished `quokka verify --json` run."""
+    tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
+    lines = [line for line in stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or "verdict" not in data:
+        why = tail.splitlines()[-1] if tail else "no output"
+        return failed(f"the verifier exited with code {returncode} without a result: {why}",
+                      input_path, elapsed)
+    data.setdefault("reason", "")
+    data.setdefault("file", input_path)
+    status = STATUS_ERROR if data.get("status") == "error" or returncode == EXIT_BAD_INPUT else STATUS_OK
+    try:
+        result = Result.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        return failed(f"the verifier printed a malformed result: {exc}", input_path, elapsed)
+    return Outcome(result, input_path, status)

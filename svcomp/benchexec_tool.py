@@ -1,0 +1,97 @@
+"""BenchExec tool-info module for Quokka: `benchexec --tool quokka.svcomp.benchexec_tool` style use.
+
+In a benchmark definition: `<benchmark tool="quokka.svcomp.benchexec_tool" ...>` (BenchExec loads
+a tool-info module by its full Python name when it contains a dot). Quokka runs as
+`quokka verify FILE --json [--data-model M] [--timeout S]` and the verdict is read from its
+one JSON object (see `quokka.verifier.results.Result.to_json`). Needs BenchExec installed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import benchexec.result as result
+import benchexec.tools.template
+
+from .runner import parse_json_output
+from .tasks import is_unreach_call
+
+_TIME_SHARE = 0.9  # of the CPU/wall budget given to Quokka's own --timeout, the rest for start-up
+
+
+class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
+    """Quokka: loop invariants guessed and proven by Z3 (unreach-call only)."""
+
+    def executable(self, tool_locator: Any) -> str:
+        path: str = tool_locator.find_executable("quokka")
+        return path
+
+    def name(self) -> str:
+        return "Quokka"
+
+    def project_url(self) -> str:
+        return "https://github.com/quokka-verifier/quokka"
+
+    def version(self, executable: str) -> str:
+        text: str = self._version_from_tool(executable, line_prefix="quokka")
+        return text.strip()
+
+    def cmdline(self, executable: str, options: list[str], task: Any, rlimits: Any) -> list[str]:
+        if task.property_file and not is_unreach_call(Path(task.property_file)):
+            raise benchexec.tools.template.UnsupportedFeatureException(
+                "Quokka verifies only the unreach-call property"
+            )
+        command = [executable, "verify", task.single_input_file, "--json", *options]
+        data_model = (task.options or {}).get("data_model")
+        if data_model and "--data-model" not in options:
+            command += ["--data-model", str(data_model)]
+        budget = _time_budget(rlimits)
+        if budget is not None and "--timeout" not in options:
+            command += ["--timeout", f"{budget:g}"]
+        return command
+
+    def determine_result(self, run: Any) -> str:
+        data = parse_json_output(run.output.text)
+        if data is None:
+            if run.was_timeout:
+                return str(result.RESULT_TIMEOUT)
+            return f"{result.RESULT_ERROR} ({_exit_text(run.exit_code)})"
+        return _verdict_result(data, run.was_timeout)
+
+    def get_value_from_output(self, output: Any, identifier: str) -> str | None:
+        """A top-level field of Quokka's JSON output (e.g. `decided_by`, `time_s`)."""
+        data = parse_json_output(output.text)
+        if data is None or identifier not in data:
+            return None
+        return str(data[identifier])
+
+
+def _time_budget(rlimits: Any) -> float | None:
+    """Quokka's wall-clock budget: within the wall limit, and within the CPU-time limit when its
+    engines run on all of the run's cores at once."""
+    limits = []
+    if rlimits.walltime:
+        limits.append(rlimits.walltime)
+    if rlimits.cputime:
+        limits.append(rlimits.cputime / max(1, rlimits.cpu_cores or 1))
+    return round(min(limits) * _TIME_SHARE, 1) if limits else None
+
+
+def _verdict_result(data: dict[str, Any], was_timeout: bool) -> str:
+    verdict = data.get("verdict")
+    if data.get("status") == "error":
+        return f"{result.RESULT_ERROR} (bad input)"
+    if verdict == "true":
+        return str(result.RESULT_TRUE_PROP)
+    if verdict == "false":
+        return str(result.RESULT_FALSE_REACH)
+    if verdict == "unknown":
+        return str(result.RESULT_TIMEOUT if was_timeout else result.RESULT_UNKNOWN)
+    return f"{result.RESULT_ERROR} (no verdict)"
+
+
+def _exit_text(exit_code: Any) -> str:
+    if getattr(exit_code, "signal", None):
+        return f"signal {exit_code.signal}"
+    return f"exit code {getattr(exit_code, 'value', exit_code)}"

@@ -1,0 +1,291 @@
+"""The `quokka batch`, `quokka bench` and `quokka report` commands (entry points `register_*`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from quokka.verifier.errors import QuokkaError
+from rich.console import Console
+
+from . import configs as configs_mod
+from . import report as report_mod
+from .execution import Limits
+from .runner import DEFAULT_VERIFIER, Backend, BatchOutcome, BatchSpec, LocalBackend, run_batch
+from .store import Store
+from .summary import paired, published, summarize
+from .tasks import TaskSet, load_tasks
+from .ui import ProgressSink, paired_table, problems_table, speedup_table, summary_table
+
+EXIT_OK = 0
+EXIT_WRONG = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `batch` and `bench`: tasks, limits, verify options, backend."""
+    parser.add_argument("sets", nargs="+", metavar="SET", type=Path,
+                        help="task files (.yml), folders, tasks.csv files or C files")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="tasks run at the same time (default 1)")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="the verifier's time budget per task, seconds (default 60)")
+    parser.add_argument("--memory", type=int, default=4096,
+                        help="memory limit per process, MB (default 4096)")
+    parser.add_argument("--wall-limit", type=float, help="kill a task after this many seconds "
+                        "(default: timeout + max(30, timeout/2))")
+    parser.add_argument("--cpu-limit", type=float, help="CPU-time limit per process, seconds "
+                        "(default: the wall limit)")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME=ARGS",
+                        help="define a configuration: NAME and its `quokka verify` arguments")
+    parser.add_argument("--engines", help="verify option --engines for every task")
+    parser.add_argument("--proposers", help="verify option --proposers for every task")
+    parser.add_argument("--data-model", choices=("ILP32", "LP64"),
+                        help="override the tasks' data models")
+    parser.add_argument("--verify-arg", action="append", default=[], metavar="ARG",
+                        help="pass ARG to every `quokka verify` (repeatable)")
+    parser.add_argument("--rerun", action="store_true",
+                        help="start a new run even if this command already has one (default: resume it)")
+    parser.add_argument("--witness-dir", type=Path, help="write SV-COMP 2.0 witnesses of conclusive results")
+    parser.add_argument("--invariants-from", type=Path, metavar="DIR",
+                        help="give each task the invariants of its correctness witness in DIR "
+                             "(--invariant LINE:EXPR) to check them")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="local process pool (default) or a Ray cluster")
+    parser.add_argument("--address", help="Ray cluster address (--backend ray; default: a local Ray)")
+    parser.add_argument("--verifier", default=shlex.join(DEFAULT_VERIFIER),
+                        help="the verify command line (default: this Python's `quokka verify`)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def register_batch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "batch", help="verify many SV-COMP tasks into a resumable results database",
+        description="Verify SV-COMP tasks, each in its own limited process; results go into an sqlite "
+        "database as they finish. Running the same command again resumes: finished tasks are not run again.",
+    )
+    _add_run_arguments(parser)
+    parser.add_argument("--db", type=Path, required=True, help="the results database (sqlite)")
+    parser.add_argument("--config", default="default", help="configuration name (default: default)")
+    parser.add_argument("--list", action="store_true", help="only list the tasks, skipped ones and problems")
+    parser.set_defaults(func=batch_command)
+
+
+def register_bench(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "bench", help="compare two configurations on the same tasks, interleaved",
+        description="Run two configurations over the same tasks in one run, interleaved (A B A B ...), "
+        "and print the paired comparison. Resumable like `quokka batch`.",
+    )
+    _add_run_arguments(parser)
+    parser.add_argument("--configs", required=True, metavar="A,B", help="the two configurations")
+    parser.add_argument("--db", type=Path, default=Path("quokka-bench.sqlite"),
+                        help="the results database (default: quokka-bench.sqlite)")
+    parser.add_argument("--time", choices=("cpu", "wall"), default="cpu",
+                        help="time for speed-ups (default cpu)")
+    parser.set_defaults(func=bench_command)
+
+
+def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("report", help="tables, plots and HTML from a results database")
+    parser.add_argument("db", type=Path, help="the results database")
+    parser.add_argument("--run", type=int, nargs="+", default=[], metavar="ID", help="runs (default: all)")
+    parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
+    parser.add_argument("--plots", type=Path, metavar="DIR", help="write cactus.png (and scatter.png)")
+    parser.add_argument("--csv", type=Path, help="write one line per result")
+    parser.add_argument("--scatter", metavar="A,B",
+                        help="run ids of the scatter plot (default: the first two)")
+    parser.add_argument("--time", choices=("cpu", "wall"), default="cpu", help="time in plots (default cpu)")
+    parser.set_defaults(func=report_command)
+
+
+# ----------------------------------------------------------------------------- batch and bench
+
+
+def batch_command(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    try:
+        taskset = load_tasks(args.sets)
+        _show_problems(err, taskset)
+        if args.list:
+            return _list_tasks(taskset)
+        spec = _spec(args, taskset, configs_mod.resolve([args.config], args.define), bench=None)
+        outcome = _run(args, spec, err)
+    except QuokkaError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    if outcome is None:
+        return EXIT_INTERRUPTED
+    return _print_summary(args.db, outcome)
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    try:
+        if len(names) != 2 or names[0] == names[1]:
+            raise QuokkaError(f"--configs wants two different configurations A,B, got {args.configs!r}")
+        taskset = load_tasks(args.sets)
+        _show_problems(err, taskset)
+        spec = _spec(args, taskset, configs_mod.resolve(names, args.define), bench=",".join(names))
+        outcome = _run(args, spec, err)
+    except QuokkaError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    if outcome is None:
+        return EXIT_INTERRUPTED
+    _print_summary(args.db, outcome)
+    return _print_paired(args.db, outcome, args.time)
+
+
+def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod.Config, ...],
+          bench: str | None) -> BatchSpec:
+    if not taskset.tasks:
+        raise QuokkaError("no tasks to run")
+    if args.jobs < 1 or args.timeout <= 0 or args.memory < 64:
+        raise QuokkaError("--jobs must be >= 1, --timeout > 0 and --memory >= 64")
+    extra = [*(("--engines", args.engines) if args.engines else ()),
+             *(("--proposers", args.proposers) if args.proposers else ()), *args.verify_arg]
+    return BatchSpec(
+        tasks=taskset.tasks, configs=configs,
+        limits=Limits.for_timeout(args.timeout, args.memory, args.wall_limit, args.cpu_limit),
+        sets=tuple(str(p.resolve()) for p in args.sets), verify_args=tuple(extra),
+        verifier=tuple(shlex.split(args.verifier)), data_model=args.data_model, rerun=args.rerun,
+        witness_dir=args.witness_dir, invariants_from=args.invariants_from, bench=bench,
+        problems=tuple(str(p) for p in taskset.problems),
+    )
+
+
+def _run(args: argparse.Namespace, spec: BatchSpec, err: Console) -> BatchOutcome | None:
+    backend = _backend(args)
+    sink = ProgressSink(err, enabled=not args.quiet)
+    with Store.open(args.db) as store, _sigterm_as_exit():
+        try:
+            return run_batch(spec, store, backend, sink)
+        except KeyboardInterrupt:
+            err.print("interrupted: the results so far are in the database; run the same command to resume")
+            return None
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    if args.backend == "ray":
+        from .ray_backend import RayBackend  # optional dependency: imported only when asked for
+
+        ray_backend: Backend = RayBackend(address=args.address, jobs=args.jobs)
+        return ray_backend
+    return LocalBackend(args.jobs)
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """SIGTERM interrupts like Ctrl-C, so that in-flight tasks are killed and runs are closed."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _show_problems(err: Console, taskset: TaskSet) -> None:
+    table = problems_table([str(p) for p in taskset.problems],
+                           [f"{s.path}: {s.reason}" for s in taskset.skipped])
+    if table is not None:
+        err.print(table)
+
+
+def _list_tasks(taskset: TaskSet) -> int:
+    out = Console(highlight=False)
+    for task in taskset.tasks:
+        out.print(f"{task.name}\t{task.expected_text or '?'}\t{task.data_model or '-'}\t{task.program}",
+                  markup=False)
+    out.print(f"{len(taskset.tasks)} tasks, {len(taskset.skipped)} skipped, {len(taskset.problems)} problems")
+    return EXIT_OK
+
+
+def _print_summary(db: Path, outcome: BatchOutcome) -> int:
+    with Store.open(db, writer=False) as store:
+        rows = store.results([r.id for r in outcome.runs])
+    summaries = summarize(rows, outcome.runs)
+    title = f"{db} ({outcome.ran} run now, {outcome.resumed} resumed)"
+    Console().print(summary_table(summaries, title=title))
+    return EXIT_WRONG if any(s.tally.wrong for s in summaries) else EXIT_OK
+
+
+def _print_paired(db: Path, outcome: BatchOutcome, measure: str) -> int:
+    run_a, run_b = outcome.runs
+    with Store.open(db, writer=False) as store:
+        rows_a, rows_b = store.results([run_a.id]), store.results([run_b.id])
+    sum_a, sum_b = summarize(rows_a, [run_a])[0], summarize(rows_b, [run_b])[0]
+    pair = paired(rows_a, rows_b, sum_a, sum_b, measure=measure)
+    out = Console()
+    out.print(paired_table(pair, published(rows_a)))
+    out.print(speedup_table(pair))
+    return EXIT_WRONG if pair.a.tally.wrong or pair.b.tally.wrong else EXIT_OK
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def report_command(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    try:
+        with Store.open(args.db, writer=False) as store:
+            data = report_mod.load(store, args.run)
+        _report_outputs(args, data)
+    except (QuokkaError, OSError) as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _report_outputs(args: argparse.Namespace, data: report_mod.ReportData) -> None:
+    out = Console()
+    out.print(summary_table(data.per_run, title=f"{args.db}: results per run"))
+    out.print(summary_table(data.per_family, title="results per family", group_label="family"))
+    if args.csv:
+        report_mod.write_csv(data.rows, args.csv)
+    if not (args.plots or args.html):
+        return
+    plots = report_mod.make_plots(data, _scatter_runs(args.scatter, data), args.time)
+    if args.plots:
+        report_mod.write_plots(plots, args.plots)
+    if args.html:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(report_mod.render_html(data, plots), encoding="utf-8")
+
+
+def _scatter_runs(text: str | None, data: report_mod.ReportData) -> tuple[int, int] | None:
+    if not text:
+        return report_mod.default_scatter(data)
+    try:
+        a, b = (int(part) for part in text.split(","))
+    except ValueError as exc:
+        raise QuokkaError(f"--scatter wants two run ids A,B, got {text!r}") from exc
+    return a, b
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m quokka.svcomp.cli batch|bench|report ...` (the same commands without the dispatcher)."""
+    parser = argparse.ArgumentParser(prog="quokka-svcomp")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for register in (register_batch, register_bench, register_report):
+        register(sub)
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+"""SV-COMP verification tasks: task-definition YAML 2.0, directories, `tasks.csv`, bare C files.
+
+A *task* is one program with (at most) one property that Quokka verifies: `unreach-call`
+(`reach_error()` is never called). Everything `load_tasks` is given ends up in one of three
+lists: tasks to verify, tasks skipped (no `unreach-call` property) and problems (a task file
+that cannot be read, with its path and the reason). A problem never stops the loading.
+
+Task-definition format: https://gitlab.com/sosy-lab/benchmarking/task-definition-format
+(version 2.0: `format_version`, `input_files`, `properties` of `property_file` and
+`expected_verdict`, `options` with `language` and `data_model`).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+UNREACH_CALL = "unreach-call"
+UNREACH_CALL_LTL = "G ! call(reach_error())"
+TASK_SUFFIXES = (".yml", ".yaml")
+PROGRAM_SUFFIXES = (".c", ".i")
+_CSV_BASE_COLUMNS = frozenset({"task", "file", "family", "expected_verdict"})
+_OLD_STYLE = re.compile(r"_(true|false)-unreach-call")
+
+
+@dataclass(frozen=True)
+class Published:
+    """A verdict and time another tool reported for a task (measured elsewhere, other hardware)."""
+
+    tool: str
+    verdict: str
+    time_s: float | None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One program to verify against `unreach-call`.
+
+    `key` identifies the task in the results store (the resolved task file); `name` is the
+    short display name (`set/file`). `expected` is None when the task does not say.
+    """
+
+    key: str
+    name: str
+    program: Path
+    expected: bool | None
+    data_model: str | None
+    family: str
+    set_name: str
+    language: str = "C"
+    task_file: Path | None = None
+    published: tuple[Published, ...] = ()
+
+    @property
+    def expected_text(self) -> str:
+        return "" if self.expected is None else str(self.expected).lower()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A task file that could not be read; `str()` is `path: reason`."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    tasks: tuple[Task, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    def __add__(self, other: TaskSet) -> TaskSet:
+        return TaskSet(
+            self.tasks + other.tasks, self.skipped + other.skipped, self.problems + other.problems
+        )
+
+
+class TaskFileError(Exception):
+    """A task file is malformed (internal to this module: it becomes a `Problem`)."""
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Where a task file was found: the set it belongs to and what `tasks.csv` adds."""
+
+    set_name: str
+    root: Path
+    family: str | None = None
+    published: tuple[Published, ...] = ()
+    expected_csv: bool | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+def load_tasks(paths: Iterable[Path]) -> TaskSet:
+    """Tasks from task files, directories, `tasks.csv` files and bare `.c`/`.i` files.
+
+    Duplicates (the same task reached twice) are kept once, in first-seen order.
+    """
+    total = TaskSet()
+    for path in paths:
+        total = total + _load_one(Path(path))
+    return _dedup(total)
+
+
+def _dedup(tasks: TaskSet) -> TaskSet:
+    seen: dict[str, Task] = {}
+    for task in tasks.tasks:
+        seen.setdefault(task.key, task)
+    return TaskSet(tuple(seen.values()), tasks.skipped, tasks.problems)
+
+
+def _load_one(path: Path) -> TaskSet:
+    if path.is_dir():
+        return _load_dir(path)
+    if not path.exists():
+        return TaskSet(problems=(Problem(path, "no such file or directory"),))
+    if path.name.endswith(".csv"):
+        return _load_csv(path)
+    ctx = _Context(set_name=path.resolve().parent.name, root=path.resolve().parent)
+    if path.suffix in TASK_SUFFIXES:
+        return _load_task_file(path, ctx)
+    if path.suffix in PROGRAM_SUFFIXES:
+        return TaskSet(tasks=(_bare_program(path, ctx),))
+    return TaskSet(problems=(Problem(path, "not a task file (.yml), tasks.csv, C file or directory"),))
+
+
+def _load_dir(folder: Path) -> TaskSet:
+    """`tasks.csv` when the folder has one, else its task files, else its C files (sorted)."""
+    if (folder / "tasks.csv").is_file():
+        return _load_csv(folder / "tasks.csv")
+    ctx = _Context(set_name=folder.resolve().name, root=folder.resolve())
+    task_files = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
+    if task_files:
+        total = TaskSet()
+        for path in task_files:
+            total = total + _load_task_file(path, ctx)
+        return total
+    programs = sorted(p for p in folder.iterdir() if p.suffix in PROGRAM_SUFFIXES and p.is_file())
+    if not programs:
+        return TaskSet(problems=(Problem(folder, "no tasks.csv, task files or C files in this folder"),))
+    return TaskSet(tasks=tuple(_bare_program(p, ctx) for p in programs))
+
+
+# ----------------------------------------------------------------------------- tasks.csv
+
+
+def _load_csv(path: Path) -> TaskSet:
+    try:
+        rows = _csv_rows(path)
+    except (OSError, UnicodeDecodeError, csv.Error, TaskFileError) as exc:
+        return TaskSet(problems=(Problem(path, f"cannot read tasks.csv: {exc}"),))
+    root = path.resolve().parent
+    total = TaskSet()
+    for number, row in enumerate(rows, start=2):
+        total = total + _csv_task(path, number, row, root)
+    return total
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames or not {"task", "file"} & set(reader.fieldnames):
+            raise TaskFileError("needs a 'task' or 'file' column")
+        return [{k: (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
+
+
+def _csv_task(path: Path, number: int, row: Mapping[str, str], root: Path) -> TaskSet:
+    target = row.get("task") or row.get("file") or ""
+    if not target:
+        return TaskSet(problems=(Problem(path, f"line {number}: no task or file given"),))
+    try:
+        expected = _csv_expected(row.get("expected_verdict", ""))
+    except TaskFileError as exc:
+        return TaskSet(problems=(Problem(path, f"line {number}: {exc}"),))
+    ctx = _Context(
+        set_name=root.name,
+        root=root,
+        family=row.get("family") or None,
+        published=published_from_row(row),
+        expected_csv=expected,
+    )
+    task_path = root / target
+    if not task_path.exists():
+        return TaskSet(problems=(Problem(task_path, f"listed in {path} line {number}, but missing"),))
+    if task_path.suffix in TASK_SUFFIXES:
+        return _load_task_file(task_path, ctx)
+    return TaskSet(tasks=(_bare_program(task_path, ctx),))
+
+
+def _csv_expected(text: str) -> bool | None:
+    lowered = text.strip().lower()
+    if lowered in ("", "unknown", "none"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise TaskFileError(f"expected_verdict must be true or false, got {text!r}")
+
+
+def published_from_row(row: Mapping[str, str]) -> tuple[Published, ...]:
+    """Other tools' results in a `tasks.csv` row: columns `<tool>_verdict` and `<tool>_s`."""
+    tools = {k.removesuffix("_s") for k in row if k.endswith("_s")}
+    tools |= {k.removesuffix("_verdict") for k in row if k.endswith("_verdict")}
+    tools -= {"expected"} | _CSV_BASE_COLUMNS
+    return tuple(
+        Published(tool, row.get(f"{tool}_verdict", ""), _float_or_none(row.get(f"{tool}_s", "")))
+        for tool in sorted(tools)
+    )
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+# ----------------------------------------------------------------------------- task files
+
+
+def _load_task_file(path: Path, ctx: _Context) -> TaskSet:
+    try:
+        data = read_task_yaml(path)
+        return _task_from_yaml(path, data, ctx)
+    except TaskFileError as exc:
+        return TaskSet(problems=(Problem(path, str(exc)),))
+
+
+def read_task_yaml(path: Path) -> dict[str, Any]:
+    """The mapping of a task-definition file; raises `TaskFileError` when it is not one."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFileError(f"cannot read: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise TaskFileError(f"not valid YAML: {_one_line(str(exc))}") from exc
+    if not isinstance(data, dict):
+        raise TaskFileError("a task definition must be a YAML mapping")
+    version = str(data.get("format_version", ""))
+    if version != "2.0":
+        raise TaskFileError(f"format_version must be '2.0', got {version or 'nothing'!r}")
+    return data
+
+
+def _task_from_yaml(path: Path, data: Mapping[str, Any], ctx: _Context) -> TaskSet:
+    program = _input_file(path, data.get("input_files"))
+    options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise TaskFileError("options must be a mapping")
+    language = str(options.get("language", "C"))
+    if language != "C":
+        return TaskSet(skipped=(Skipped(path, f"language {language} (only C is verified)"),))
+    data_model = _data_model(options.get("data_model"))
+    prop = _unreach_call(path, data.get("properties"))
+    if prop is None:
+        reason = f"no {UNREACH_CALL} property (only {UNREACH_CALL} is verified)"
+        return TaskSet(skipped=(Skipped(path, reason),))
+    expected = prop if prop is not _NO_VERDICT else ctx.expected_csv
+    if ctx.expected_csv is not None and expected != ctx.expected_csv:
+        raise TaskFileError(f"expected verdict {expected} disagrees with tasks.csv ({ctx.expected_csv})")
+    return TaskSet(tasks=(_make_task(path, program, expected, data_model, ctx),))
+
+
+def _make_task(
+    task_file: Path, program: Path, expected: Any, data_model: str | None, ctx: _Context
+) -> Task:
+    resolved = task_file.resolve()
+    return Task(
+        key=str(resolved),
+        name=f"{ctx.set_name}/{_relative(resolved, ctx.root)}",
+        program=program,
+        expected=expected if isinstance(expected, bool) else None,
+        data_model=data_model,
+        family=ctx.family or _family_of(program),
+        set_name=ctx.set_name,
+        task_file=resolved if resolved.suffix in TASK_SUFFIXES else None,
+        published=ctx.published,
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return path.name
+
+
+def _input_file(path: Path, value: Any) -> Path:
+    files = [value] if isinstance(value, str) else value
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+        raise TaskFileError("input_files must be a file name or a non-empty list of them")
+    if len(files) != 1:
+        raise TaskFileError(f"{len(files)} input files (Quokka verifies single-file tasks)")
+    name = str(files[0])
+    if any(ch in name for ch in "*?["):
+        raise TaskFileError(f"input file pattern {name!r} (patterns are not supported)")
+    program = (path.parent / name).resolve()
+    if not program.is_file():
+        raise TaskFileError(f"input file {name} not found")
+    return program
+
+
+def _data_model(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in ("ILP32", "LP64"):
+        raise TaskFileError(f"options.data_model must be ILP32 or LP64, got {value!r}")
+    return str(value)
+
+
+class _NoVerdict:
+    """Marker: the property is there but states no expected verdict."""
+
+
+_NO_VERDICT: Any = _NoVerdict()
+
+
+def _unreach_call(path: Path, value: Any) -> Any:
+    """The expected verdict of the `unreach-call` property, `_NO_VERDICT`, or None (no such property)."""
+    if not isinstance(value, list):
+        raise TaskFileError("properties must be a list")
+    for item in value:
+        if not isinstance(item, dict) or "property_file" not in item:
+            raise TaskFileError("each property needs a property_file")
+        if is_unreach_call(path.parent / str(item["property_file"])):
+            verdict = item.get("expected_verdict", _NO_VERDICT)
+            if verdict is not _NO_VERDICT and not isinstance(verdict, bool):
+                raise TaskFileError(f"expected_verdict must be true or false, got {verdict!r}")
+            return verdict
+    return None
+
+
+def is_unreach_call(property_file: Path) -> bool:
+    """True for the `unreach-call` property: by its file's content, else by its name."""
+    try:
+        text = property_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return property_file.stem == UNREACH_CALL
+    return UNREACH_CALL_LTL in " ".join(text.split())
+
+
+# ----------------------------------------------------------------------------- bare programs
+
+
+def _bare_program(path: Path, ctx: _Context) -> Task:
+    """A `.c`/`.i` file without a task file: expected verdict from tasks.csv or an old-style name."""
+    expected = ctx.expected_csv
+    match = _OLD_STYLE.search(path.name)
+    if expected is None and match:
+        expected = match.group(1) == "true"
+    return _make_task(path, path.resolve(), expected, None, ctx)
+
+
+def _family_of(program: Path) -> str:
+    """A family name from a file name: the stem without a trailing `-N`/`_N` index."""
+    stem = _OLD_STYLE.sub("", program.stem)
+    return re.sub(r"[-_]\d+$", "", stem) or stem
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+

@@ -1,0 +1,387 @@
+"""SV-COMP witnesses, format 2.0 (YAML): write them from a verify `Result`, read invariants back.
+
+A correctness witness is one `invariant_set` entry whose `loop_invariant`s are the proven
+conjuncts at each loop head (location: file name and SHA-256, line and column of the loop
+keyword, the enclosing function; the invariant as a C expression). A violation witness is one
+`violation_sequence` entry: a `function_return` waypoint (`\\result == v`) per nondet value of
+the counterexample whose call can be located in the source, then the `target` waypoint at the
+call of `reach_error()`.
+
+Format: https://gitlab.com/sosy-lab/benchmarking/sv-witnesses (witness format 2.0).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import uuid as uuidlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import yaml
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
+
+FORMAT_VERSION = "2.0"
+SPECIFICATION = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
+_LOOP_KEYWORD = re.compile(r"\b(while|for|do)\b")
+
+
+class WitnessError(QuokkaError):  # type: ignore[misc]  # mypy cannot follow the editable install
+    """A witness cannot be written or read."""
+
+
+@dataclass(frozen=True)
+class WitnessInvariant:
+    """A loop invariant read from a correctness witness."""
+
+    file_name: str
+    line: int
+    column: int
+    function: str
+    expr: str
+
+    def argument(self) -> str:
+        """The `quokka verify --invariant` value: `LINE:EXPR` (LINE: the loop keyword's line)."""
+        return f"{self.line}:{self.expr}"
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def correctness_witness(
+    result: Result,
+    program: Path,
+    *,
+    data_model: str,
+    file_name: str | None = None,
+    configuration: str = "",
+    creation_time: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The `invariant_set` entry for a TRUE result (its proven invariants, by loop head)."""
+    if result.verdict is not Verdict.TRUE:
+        raise WitnessError(f"a correctness witness needs a TRUE result, got {result.verdict.value}")
+    source = _read_source(program)
+    name = file_name or str(program)
+    location = _Locator(name, source)
+    content = [_invariant_item(location, line, column, expr) for line, column, expr in _loop_invariants(
+        result.invariants, source)]
+    meta = _metadata(name, source, data_model, configuration, creation_time, content)
+    return {"entry_type": "invariant_set", "metadata": meta, "content": content}
+
+
+def violation_witness(
+    result: Result,
+    program: Path,
+    *,
+    data_model: str,
+    file_name: str | None = None,
+    configuration: str = "",
+    creation_time: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The `violation_sequence` entry for a FALSE result (nondet values, then the target)."""
+    cex = result.counterexample
+    if result.verdict is not Verdict.FALSE or cex is None:
+        raise WitnessError("a violation witness needs a FALSE result with a counterexample")
+    source = _read_source(program)
+    name = file_name or str(program)
+    location = _Locator(name, source)
+    segments = [_segment(w) for w in _input_waypoints(location, cex.inputs)]
+    segments.append(_segment(_target_waypoint(location, cex)))
+    meta = _metadata(name, source, data_model, configuration, creation_time, segments)
+    return {"entry_type": "violation_sequence", "metadata": meta, "content": segments}
+
+
+def witness_for(result: Result, program: Path, *, data_model: str, **kwargs: Any) -> dict[str, Any] | None:
+    """The witness entry that `result` backs, or None for an UNKNOWN result."""
+    if result.verdict is Verdict.TRUE:
+        return correctness_witness(result, program, data_model=data_model, **kwargs)
+    if result.verdict is Verdict.FALSE and result.counterexample is not None:
+        return violation_witness(result, program, data_model=data_model, **kwargs)
+    return None
+
+
+def write_witness(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]], path: Path) -> None:
+    """Write a witness file: a YAML list of entries (one entry is wrapped in a list)."""
+    items = [dict(entries)] if isinstance(entries, Mapping) else [dict(e) for e in entries]
+    text = yaml.safe_dump(items, sort_keys=False, allow_unicode=True, width=1000)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise WitnessError(f"{path}: cannot write the witness: {exc}") from exc
+
+
+def _metadata(
+    name: str,
+    source: bytes,
+    data_model: str,
+    configuration: str,
+    creation_time: dt.datetime | None,
+    content: Any,
+) -> dict[str, Any]:
+    if data_model not in ("ILP32", "LP64"):
+        raise WitnessError(f"data model must be ILP32 or LP64, got {data_model!r}")
+    digest = sha256_hex(source)
+    producer: dict[str, str] = {"name": "Quokka", "version": _version()}
+    if configuration:
+        producer["configuration"] = configuration
+    stamp = (creation_time or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    seed = f"{name}\0{digest}\0{data_model}\0{content!r}"
+    return {
+        "format_version": FORMAT_VERSION,
+        "uuid": str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, seed)),
+        "creation_time": stamp.isoformat(),
+        "producer": producer,
+        "task": {
+            "input_files": [name],
+            "input_file_hashes": {name: digest},
+            "specification": SPECIFICATION,
+            "data_model": data_model,
+            "language": "C",
+        },
+    }
+
+
+def _loop_invariants(
+    invariants: Iterable[ProvenInvariant], source: bytes
+) -> list[tuple[int, int, str]]:
+    """(line, column, expr) per invariant. Loops sharing a location (copies of one loop inlined
+    at several calls) get one invariant: the disjunction of their conjunctions."""
+    by_loop: dict[str, list[str]] = {}
+    where: dict[str, tuple[int, int]] = {}
+    for inv in invariants:
+        by_loop.setdefault(inv.loop, []).append(inv.expr)
+        where[inv.loop] = (inv.line, inv.column or _loop_column(source, inv.line))
+    by_place: dict[tuple[int, int], list[str]] = {}
+    for loop, place in where.items():
+        by_place.setdefault(place, []).append(loop)
+    out: list[tuple[int, int, str]] = []
+    for (line, column), loops in sorted(by_place.items()):
+        if len(loops) == 1:
+            out.extend((line, column, expr) for expr in by_loop[loops[0]])
+        else:
+            disjuncts = [" && ".join(f"({e})" for e in by_loop[loop]) for loop in sorted(loops)]
+            out.append((line, column, " || ".join(f"({d})" for d in disjuncts)))
+    return out
+
+
+def _invariant_item(locator: _Locator, line: int, column: int, expr: str) -> dict[str, Any]:
+    return {
+        "invariant": {
+            "type": "loop_invariant",
+            "location": locator.at(line, column),
+            "value": expr,
+            "format": "c_expression",
+        }
+    }
+
+
+def _input_waypoints(locator: _Locator, inputs: Sequence[InputValue]) -> list[dict[str, Any]]:
+    """`function_return` waypoints for the nondet values, up to the first one we cannot place."""
+    waypoints = []
+    for value in inputs:
+        if not value.origin.startswith("__VERIFIER_nondet_"):
+            continue  # an uninitialised variable: no call to point at; the witness stays valid
+        column = locator.call_end(value.line, value.origin)
+        if column is None:
+            break  # a waypoint at a wrong call would make the witness wrong; fewer are fine
+        waypoints.append({
+            "type": "function_return",
+            "action": "follow",
+            "constraint": {"value": f"\\result == {value.value}", "format": "acsl_expression"},
+            "location": locator.at(value.line, column),
+        })
+    return waypoints
+
+
+def _target_waypoint(locator: _Locator, cex: Counterexample) -> dict[str, Any]:
+    column = cex.error_column or locator.call_start(cex.error_line, "reach_error") or 1
+    return {"type": "target", "action": "follow", "location": locator.at(cex.error_line, column)}
+
+
+def _segment(waypoint: dict[str, Any]) -> dict[str, Any]:
+    return {"segment": [{"waypoint": waypoint}]}
+
+
+# ----------------------------------------------------------------------------- source positions
+
+
+class _Locator:
+    """Locations in one source file: columns of calls, enclosing functions."""
+
+    def __init__(self, name: str, source: bytes) -> None:
+        self.name = name
+        self.lines = source.decode("utf-8", errors="replace").splitlines()
+        self.functions = function_ranges(source.decode("utf-8", errors="replace"))
+
+    def at(self, line: int, column: int) -> dict[str, Any]:
+        return {"file_name": self.name, "line": line, "column": max(1, column),
+                "function": self.function_at(line)}
+
+    def function_at(self, line: int) -> str:
+        for start, end, name in self.functions:
+            if start <= line <= end:
+                return name
+        return "main"
+
+    def call_end(self, line: int, function: str) -> int | None:
+        """1-based column of the `)` closing the only call of `function` on `line`, else None."""
+        calls = list(re.finditer(rf"\b{re.escape(function)}\s*\(\s*(void\s*)?\)", self._line(line)))
+        return calls[0].end() if len(calls) == 1 else None
+
+    def call_start(self, line: int, function: str) -> int | None:
+        calls = list(re.finditer(rf"\b{re.escape(function)}\s*\(", self._line(line)))
+        return calls[0].start() + 1 if len(calls) == 1 else None
+
+    def _line(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+
+def _loop_column(source: bytes, line: int) -> int:
+    lines = source.decode("utf-8", errors="replace").splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    found = list(_LOOP_KEYWORD.finditer(text))
+    return found[0].start() + 1 if len(found) == 1 else 0
+
+
+def function_ranges(text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of each function definition in C source `text`."""
+    code = _blank_comments_and_literals(text)
+    ranges: list[tuple[int, int, str]] = []
+    depth, header_start, open_at, name = 0, 0, 0, ""
+    for index, char in enumerate(code):
+        if char == "{":
+            if depth == 0:
+                name = _function_name(code[header_start:index])
+                open_at = index
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                if name:
+                    ranges.append((_line_of(code, open_at), _line_of(code, index), name))
+                header_start = index + 1
+        elif char == ";" and depth == 0:
+            header_start = index + 1
+    return ranges
+
+
+_HEADER = re.compile(r"([A-Za-z_]\w*)\s*\((?:[^()]|\([^()]*\))*\)\s*$")
+
+
+def _function_name(header: str) -> str:
+    match = _HEADER.search(header)
+    if match is None or match.group(1) in ("if", "while", "for", "switch", "sizeof"):
+        return ""
+    return match.group(1)
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+_TOKENS = re.compile(
+    r"//[^\n]*|/\*.*?\*/"  # comments
+    r"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"  # string and character literals
+    r"|^\s*#[^\n]*",  # preprocessor lines
+    re.S | re.M,
+)
+
+
+def _blank_comments_and_literals(text: str) -> str:
+    """`text` with comments, string/char literals and preprocessor lines blanked (newlines kept)."""
+    return _TOKENS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_witness(path: Path) -> list[dict[str, Any]]:
+    """The entries of a witness file."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise WitnessError(f"{path}: cannot read the witness: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise WitnessError(f"{path}: a witness is a YAML list of entries")
+    return data
+
+
+def witness_invariants(path: Path, program: Path | None = None) -> tuple[WitnessInvariant, ...]:
+    """The C-expression loop invariants of a correctness witness.
+
+    With `program`, the witness must be for that file (its SHA-256 hash must match).
+    """
+    found: list[WitnessInvariant] = []
+    for entry in read_witness(path):
+        if entry.get("entry_type") != "invariant_set":
+            continue
+        if program is not None:
+            _check_hash(path, entry, program)
+        found.extend(_entry_invariants(path, entry))
+    return tuple(found)
+
+
+def _entry_invariants(path: Path, entry: Mapping[str, Any]) -> list[WitnessInvariant]:
+    out = []
+    for item in entry.get("content") or []:
+        inv = item.get("invariant") if isinstance(item, dict) else None
+        if not isinstance(inv, dict) or inv.get("type") != "loop_invariant":
+            continue
+        if inv.get("format") != "c_expression":
+            continue
+        loc = inv.get("location")
+        if not isinstance(loc, dict) or not isinstance(loc.get("line"), int):
+            raise WitnessError(f"{path}: a loop invariant without a location line")
+        out.append(WitnessInvariant(
+            str(loc.get("file_name", "")), loc["line"], int(loc.get("column", 0)),
+            str(loc.get("function", "")), str(inv.get("value", "")),
+        ))
+    return out
+
+
+def _check_hash(path: Path, entry: Mapping[str, Any], program: Path) -> None:
+    hashes = ((entry.get("metadata") or {}).get("task") or {}).get("input_file_hashes") or {}
+    digest = sha256_hex(_read_source(program))
+    if hashes and digest not in hashes.values():
+        raise WitnessError(f"{path}: the witness is for another version of {program} (SHA-256 differs)")
+
+
+def invariant_arguments(invariants: Iterable[WitnessInvariant]) -> tuple[str, ...]:
+    """`quokka verify` arguments that check `invariants`: `--invariant LINE:EXPR` each."""
+    args: list[str] = []
+    for inv in invariants:
+        args += ["--invariant", inv.argument()]
+    return tuple(args)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_source(program: Path) -> bytes:
+    try:
+        return program.read_bytes()
+    except OSError as exc:
+        raise WitnessError(f"{program}: cannot read the program: {exc}") from exc
+
+
+def _version() -> str:
+    try:
+        return version("quokka-verifier")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def witness_file_name(task_name: str, verdict: str) -> str:
+    """A file name for the witness of a task (`set/x.yml` -> `set__x.yml.correctness.yml`)."""
+    kind = "correctness" if verdict == "true" else "violation"
+    return re.sub(r"[^\w.-]", "_", task_name.replace("/", "__")) + f".{kind}.yml"

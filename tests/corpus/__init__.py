@@ -1,0 +1,569 @@
+"""A shared labelled corpus of small IR programs, built without a parser.
+
+Every engine's tests iterate over `CORPUS`: with the given `invariants`, the inductive checker
+proves every safe example; no engine may say SAFE on an unsafe one or UNSAFE on a safe one.
+`witness` (unsafe examples) is an input sequence whose replay in the interpreter reaches the
+error, so the labels themselves are checked. Several examples exist because a naive encoding
+gets them wrong (feature "naive-wrong"): non-wrapping unsigned arithmetic, Euclidean instead
+of truncating division, `_Bool` without normalisation, `return` treated as `break`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from quokka.verifier.builder import (
+    ProgramBuilder,
+    add,
+    and_,
+    binop,
+    cast,
+    eq,
+    ge,
+    gt,
+    le,
+    lt,
+    mul,
+    ne,
+    not_,
+    num,
+    or_,
+    sub,
+)
+from quokka.verifier.ir import (
+    BOOL,
+    INT,
+    UINT,
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Block,
+    Expr,
+    If,
+    Loop,
+    Program,
+    Return,
+    Scope,
+    Select,
+    Stmt,
+    Store,
+    int_types,
+)
+
+TYPES = int_types("LP64")
+UCHAR = TYPES["unsigned char"]
+SCHAR = TYPES["signed char"]
+ULONG = TYPES["unsigned long"]
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    program: Program
+    expected: str  # "safe" | "unsafe"
+    features: frozenset[str]
+    invariants: Mapping[str, Expr] | None = None
+    c_source: str | None = None
+    witness: tuple[int, ...] | None = None  # unsafe: inputs that reach the error
+
+
+def _implies(a: Expr, b: Expr) -> Expr:
+    return or_(not_(a), b)
+
+
+def _div(a: Expr, b: Expr) -> Expr:
+    return binop("/", a, b)
+
+
+def _mod(a: Expr, b: Expr) -> Expr:
+    return binop("%", a, b)
+
+
+def _with_step(program: Program, loop_id: str, step: Block) -> Program:
+    """`program` where loop `loop_id` has `step` (what `continue` jumps to)."""
+
+    def stmt(s: Stmt) -> Stmt:
+        if isinstance(s, Loop):
+            body = tuple(stmt(x) for x in s.body)
+            return replace(s, body=body, step=step if s.id == loop_id else s.step)
+        if isinstance(s, If):
+            return replace(s, then=tuple(stmt(x) for x in s.then), orelse=tuple(stmt(x) for x in s.orelse))
+        if isinstance(s, Scope):
+            return replace(s, body=tuple(stmt(x) for x in s.body))
+        return s
+
+    return replace(program, body=tuple(stmt(s) for s in program.body))
+
+
+# ----------------------------------------------------------------------------- counters
+
+
+def counter(unsafe: bool) -> Example:
+    b = ProgramBuilder("counter.c")
+    x, n = b.var("x"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    with b.loop() as loop:
+        b.if_break(gt(x, n) if unsafe else ge(x, n))
+        b.assign(x, add(x, num(1)))
+    b.check(eq(x, n))
+    inv = None if unsafe else {loop: and_(ge(x, num(0)), le(x, n))}
+    name = "counter_off_by_one" if unsafe else "counter"
+    return Example(name, b.build(), "unsafe" if unsafe else "safe", frozenset({"counter"}), inv,
+                   witness=(0,) if unsafe else None)
+
+
+def two_var(unsafe: bool) -> Example:
+    b = ProgramBuilder("twovar.c")
+    x, y, n = b.var("x"), b.var("y"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, num(2)))
+    b.check(eq(y, add(mul(num(2), n), num(1 if unsafe else 0))))
+    inv = {loop: and_(eq(y, mul(num(2), x)), le(x, n))}
+    return Example("two_var_unsafe" if unsafe else "two_var", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"linear", "two-variable"}), None if unsafe else inv,
+                   witness=(0,) if unsafe else None)
+
+
+def cohencu() -> Example:
+    b = ProgramBuilder("cohencu.c")
+    a, n, x, y, z = (b.var(v) for v in "anxyz")
+    b.havoc(a)
+    b.assume(and_(ge(a, num(0)), le(a, num(1000))))
+    b.assign(y, num(1))
+    b.assign(z, num(6))
+    with b.loop() as loop:
+        b.if_break(gt(n, a))
+        b.assign(n, add(n, num(1)))
+        b.assign(x, add(x, y))
+        b.assign(y, add(y, z))
+        b.assign(z, add(z, num(6)))
+    b.check(eq(x, mul(mul(n, n), n)))
+    y_poly = add(add(mul(num(3), mul(n, n)), mul(num(3), n)), num(1))
+    inv = and_(and_(eq(z, add(mul(num(6), n), num(6))), eq(y, y_poly)), eq(x, mul(mul(n, n), n)))
+    return Example("cohencu", b.build(), "safe", frozenset({"polynomial"}), {loop: inv})
+
+
+def sum_squares(unsafe: bool) -> Example:
+    b = ProgramBuilder("sumsq.c")
+    x, y, n = b.var("x"), b.var("y"), b.var("n")
+    b.havoc(n)
+    b.assume(and_(ge(n, num(0)), le(n, num(100))))
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, mul(x, x)))
+    rhs = mul(mul(x, add(x, num(1))), add(mul(num(2), x), num(1)))
+    b.check(eq(mul(num(6), y), add(rhs, num(6)) if unsafe else rhs))
+    inv = {loop: and_(eq(mul(num(6), y), rhs), le(x, n))}
+    return Example("sum_squares_unsafe" if unsafe else "sum_squares", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"polynomial"}), None if unsafe else inv,
+                   witness=(0,) if unsafe else None)
+
+
+# ----------------------------------------------------------------------------- nested loops
+
+
+def nested(unsafe: bool) -> Example:
+    b = ProgramBuilder("nested.c")
+    i, j, n = b.var("i"), b.var("j"), b.var("n")
+    b.havoc(n)
+    with b.loop() as outer:
+        b.if_break(ge(i, n))
+        b.assign(j, num(0))
+        with b.loop() as inner:
+            b.if_break(ge(j, i))
+            b.assign(j, add(j, num(1)))
+        b.check(ne(j, num(3)) if unsafe else eq(j, i))
+        b.assign(i, add(i, num(1)))
+    inv = {outer: ge(i, num(0)), inner: and_(le(j, i), ge(j, num(0)))}
+    return Example("nested_unsafe" if unsafe else "nested", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"nested", "assert-in-loop"}), None if unsafe else inv,
+                   witness=(4,) if unsafe else None)
+
+
+def nested_product() -> Example:
+    b = ProgramBuilder("product.c")
+    i, j, c, n, m = (b.var(v) for v in ("i", "j", "c", "n", "m"))
+    b.havoc(n)
+    b.havoc(m)
+    b.assume(and_(ge(n, num(0)), ge(m, num(0))))
+    with b.loop() as outer:
+        b.if_break(ge(i, n))
+        b.assign(j, num(0))
+        with b.loop() as inner:
+            b.if_break(ge(j, m))
+            b.assign(c, add(c, num(1)))
+            b.assign(j, add(j, num(1)))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(c, mul(n, m)))
+    inv = {
+        outer: and_(eq(c, mul(i, m)), and_(le(i, n), ge(m, num(0)))),
+        inner: and_(and_(eq(c, add(mul(i, m), j)), le(j, m)), and_(lt(i, n), ge(j, num(0)))),
+    }
+    return Example("nested_product", b.build(), "safe", frozenset({"nested", "polynomial"}), inv)
+
+
+def nested_break() -> Example:
+    b = ProgramBuilder("nested_break.c")
+    i, j = b.var("i"), b.var("j")
+    with b.loop() as outer:
+        b.if_break(ge(i, num(3)))
+        with b.loop() as inner:
+            b.assign(j, add(j, num(1)))
+            b.if_break(ge(j, num(2)))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(j, num(4)))
+    first = and_(eq(i, num(0)), eq(j, num(0)))
+    later = and_(and_(gt(i, num(0)), le(i, num(3))), eq(j, add(i, num(1))))
+    inner_first = and_(eq(i, num(0)), and_(ge(j, num(0)), le(j, num(1))))
+    inner_later = and_(and_(gt(i, num(0)), le(i, num(2))), eq(j, add(i, num(1))))
+    inv = {outer: or_(first, later), inner: or_(inner_first, inner_later)}
+    return Example("nested_break", b.build(), "safe", frozenset({"nested", "break"}), inv)
+
+
+def sequential_loops() -> Example:
+    b = ProgramBuilder("sequential.c")
+    x, y, n = b.var("x"), b.var("y"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    with b.loop() as first:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+    with b.loop() as second:
+        b.if_break(ge(y, x))
+        b.assign(y, add(y, num(1)))
+    b.check(eq(y, n))
+    inv = {
+        first: and_(and_(le(x, n), ge(x, num(0))), eq(y, num(0))),
+        second: and_(eq(x, n), and_(le(y, x), ge(y, num(0)))),
+    }
+    return Example("sequential_loops", b.build(), "safe", frozenset({"multiple-loops"}), inv)
+
+
+# ----------------------------------------------------------------------------- break / continue / return
+
+
+def continue_step(unsafe: bool) -> Example:
+    """for (i = 0; i < n; i++) { if (i % 2 == 0) continue; c++; }  -- `continue` runs the step."""
+    b = ProgramBuilder("continue.c")
+    i, c, n = b.var("i"), b.var("c"), b.var("n")
+    b.havoc(n)
+    with b.loop() as loop:
+        b.if_break(ge(i, n))
+        b.if_continue(eq(_mod(i, num(2)), num(0)))
+        b.assign(c, add(c, num(1)))
+    step: Block = (Assign(i.name, add(i, num(1))),)
+    b.check(ne(c, num(2)) if unsafe else le(mul(num(2), c), i))
+    program = _with_step(b.build(), loop, step)
+    inv = {loop: and_(ge(i, num(0)), and_(le(mul(num(2), c), i), _implies(eq(_mod(i, num(2)), num(1)),
+                                                                         lt(mul(num(2), c), i))))}
+    return Example("continue_step_unsafe" if unsafe else "continue_step", program,
+                   "unsafe" if unsafe else "safe", frozenset({"continue", "break"}), None if unsafe else inv,
+                   witness=(4,) if unsafe else None)
+
+
+def early_return_in_loop() -> Example:
+    """while (1) { if (x >= 5) return; x++; } assert(0);  -- return leaves main: safe."""
+    b = ProgramBuilder("return_main.c")
+    x = b.var("x")
+    with b.loop():
+        b.if_(ge(x, num(5)), (Return(),))
+        b.assign(x, add(x, num(1)))
+    b.check(num(0))
+    return Example("return_from_main", b.build(), "safe", frozenset({"return", "naive-wrong"}), {})
+
+
+def inlined_return(unsafe: bool) -> Example:
+    """while (x < 5) { f(); x++; } with f() { if (x == 3) return; y++; }: y == 4 at the end."""
+    b = ProgramBuilder("inlined_return.c")
+    x, y = b.var("x"), b.var("y")
+    with b.loop() as loop:
+        b.if_break(ge(x, num(5)))
+        with b.block() as body:
+            b.if_(eq(x, num(3)), (Return(),))
+            b.assign(y, add(y, num(1)))
+        b.emit(Scope("f", tuple(body)))
+        b.assign(x, add(x, num(1)))
+    b.check(eq(y, num(5)) if unsafe else eq(y, num(4)))
+    inv = {loop: and_(and_(ge(x, num(0)), le(x, num(5))),
+                      or_(and_(le(x, num(3)), eq(y, x)), and_(gt(x, num(3)), eq(y, sub(x, num(1))))))}
+    return Example("inlined_return_unsafe" if unsafe else "inlined_return", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"return", "scope", "naive-wrong"}),
+                   None if unsafe else inv, witness=() if unsafe else None)
+
+
+def break_even(unsafe: bool) -> Example:
+    b = ProgramBuilder("even.c")
+    x = b.var("x")
+    if unsafe:
+        b.assign(x, num(1))
+    with b.loop() as loop:
+        b.if_break(ge(x, num(10)))
+        b.assign(x, add(x, num(2)))
+    b.check(eq(x, num(10)))
+    inv = {loop: and_(eq(_mod(x, num(2)), num(0)), and_(ge(x, num(0)), le(x, num(10))))}
+    return Example("break_odd" if unsafe else "break_even", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"break", "modulo"}), None if unsafe else inv, witness=() if unsafe else None)
+
+
+# ----------------------------------------------------------------------------- C integer semantics
+
+
+def uchar_wrap_loop(unsafe: bool) -> Example:
+    """unsigned char c = 250; while (c != 0) { c = c + 1; n++; } assert(n == 6)."""
+    b = ProgramBuilder("uchar_wrap.c")
+    c, n = b.var("c", UCHAR), b.var("n")
+    b.assign(c, num(250, UCHAR))
+    with b.loop() as loop:
+        b.if_break(eq(cast(c, INT), num(0)))
+        b.assign(c, cast(add(cast(c, INT), num(1)), UCHAR))
+        b.assign(n, add(n, num(1)))
+    b.check(eq(n, num(5 if unsafe else 6)))
+    ci = cast(c, INT)
+    inv = {loop: or_(and_(and_(ge(n, num(0)), le(n, num(5))), eq(ci, add(num(250), n))),
+                     and_(eq(n, num(6)), eq(ci, num(0))))}
+    return Example("uchar_wrap_loop_unsafe" if unsafe else "uchar_wrap_loop", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"unsigned", "wrap", "cast", "naive-wrong"}),
+                   None if unsafe else inv, witness=() if unsafe else None)
+
+
+def uint_wrap_loop() -> Example:
+    """unsigned i = UINT_MAX - 2; for (k = 0; k < 5; k++) i = i + 1u; assert(i == 2)."""
+    b = ProgramBuilder("uint_wrap.c")
+    i, k = b.var("i", UINT), b.var("k")
+    b.assign(i, num(UINT.max - 2, UINT))
+    with b.loop() as loop:
+        b.if_break(ge(k, num(5)))
+        b.assign(i, add(i, num(1, UINT)))
+        b.assign(k, add(k, num(1)))
+    b.check(eq(i, num(2, UINT)))
+    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(5))), eq(i, add(num(UINT.max - 2, UINT), cast(k, UINT))))}
+    return Example("uint_wrap_loop", b.build(), "safe", frozenset({"unsigned", "wrap", "naive-wrong"}), inv)
+
+
+def uint_max_plus_one(unsafe: bool) -> Example:
+    b = ProgramBuilder("uint_max.c")
+    x, y = b.var("x", UINT), b.var("y", UINT)
+    b.havoc(x)
+    b.assign(y, add(x, num(1, UINT)))
+    if unsafe:
+        b.check(gt(y, x))
+    else:
+        b.if_(eq(x, num(UINT.max, UINT)), (Assert(eq(y, num(0, UINT))),))
+    return Example("uint_max_plus_one_unsafe" if unsafe else "uint_max_plus_one", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"unsigned", "wrap", "naive-wrong", "no-loop"}),
+                   None if unsafe else {}, witness=(UINT.max,) if unsafe else None)
+
+
+def ulong_counter() -> Example:
+    b = ProgramBuilder("ulong.c")
+    x, n = b.var("x", ULONG), b.var("n", ULONG)
+    b.havoc(n)
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1, ULONG)))
+    b.check(eq(x, n))
+    return Example("ulong_counter", b.build(), "safe", frozenset({"unsigned", "64-bit"}), {loop: le(x, n)})
+
+
+def trunc_division(unsafe: bool) -> Example:
+    """Negative dividends: C's / and % truncate (a Euclidean encoding gets both labels wrong)."""
+    b = ProgramBuilder("truncdiv.c")
+    x, q, r = b.var("x"), b.var("q"), b.var("r")
+    b.havoc(x)
+    b.assume(and_(lt(x, num(0)), gt(x, num(-100))))
+    b.assign(q, _div(x, num(2)))
+    b.assign(r, _mod(x, num(2)))
+    b.check(eq(add(mul(q, num(2)), r), x))
+    b.check(ge(r, num(0)) if unsafe else le(r, num(0)))
+    features = frozenset({"division", "modulo", "naive-wrong", "no-loop"})
+    return Example("trunc_division_unsafe" if unsafe else "trunc_division", b.build(),
+                   "unsafe" if unsafe else "safe", features,
+                   None if unsafe else {}, witness=(-1,) if unsafe else None)
+
+
+def trunc_division_loop(unsafe: bool) -> Example:
+    """s = sum of i / 2 for i = -9 .. -1: -20 truncating (-25 flooring)."""
+    b = ProgramBuilder("truncdiv_loop.c")
+    i, s = b.var("i"), b.var("s")
+    b.assign(i, num(-9))
+    with b.loop():
+        b.if_break(ge(i, num(0)))
+        b.assign(s, add(s, _div(i, num(2))))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(s, num(-25 if unsafe else -20)))
+    return Example("trunc_division_loop_unsafe" if unsafe else "trunc_division_loop", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"division", "naive-wrong"}), None,
+                   witness=() if unsafe else None)
+
+
+def bool_normalisation(unsafe: bool) -> Example:
+    b = ProgramBuilder("bool.c")
+    x, f = b.var("x"), b.var("f", BOOL)
+    b.havoc(x)
+    b.assign(f, cast(x, BOOL))
+    b.check(eq(cast(f, INT), x) if unsafe else or_(eq(cast(f, INT), num(0)), eq(cast(f, INT), num(1))))
+    return Example("bool_cast_unsafe" if unsafe else "bool_cast", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"bool", "cast", "naive-wrong", "no-loop"}), None if unsafe else {},
+                   witness=(5,) if unsafe else None)
+
+
+def bool_loop() -> Example:
+    b = ProgramBuilder("bool_loop.c")
+    f, i, n = b.var("f", BOOL), b.var("i"), b.var("n")
+    b.havoc(n)
+    with b.loop() as loop:
+        b.if_break(ge(i, n))
+        b.assign(f, cast(add(cast(f, INT), num(1)), BOOL))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(cast(f, INT), gt(i, num(0))))
+    inv = {loop: and_(ge(i, num(0)), eq(cast(f, INT), gt(i, num(0))))}
+    return Example("bool_loop", b.build(), "safe", frozenset({"bool", "cast"}), inv)
+
+
+def uchar_counter_cast() -> Example:
+    """unsigned char u; for (k = 0; k < 300; k++) u = u + 1; assert(u == 44)."""
+    b = ProgramBuilder("uchar_count.c")
+    u, k = b.var("u", UCHAR), b.var("k")
+    with b.loop() as loop:
+        b.if_break(ge(k, num(300)))
+        b.assign(u, cast(add(cast(u, INT), num(1)), UCHAR))
+        b.assign(k, add(k, num(1)))
+    b.check(eq(cast(u, INT), num(44)))
+    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(300))), eq(cast(u, INT), _mod(k, num(256))))}
+    return Example("uchar_counter_cast", b.build(), "safe", frozenset({"cast", "unsigned", "modulo"}), inv)
+
+
+def schar_cast(unsafe: bool) -> Example:
+    b = ProgramBuilder("schar.c")
+    x, c = b.var("x"), b.var("c", SCHAR)
+    b.havoc(x)
+    b.assume(and_(ge(x, num(0)), lt(x, num(1000))))
+    b.assign(c, cast(x, SCHAR))
+    ci = cast(c, INT)
+    b.check(eq(ci, x) if unsafe else and_(ge(ci, num(-128)), le(ci, num(127))))
+    return Example("schar_cast_unsafe" if unsafe else "schar_cast", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"cast", "no-loop"}), None if unsafe else {}, witness=(200,) if unsafe else None)
+
+
+def bitwise_parity() -> Example:
+    b = ProgramBuilder("parity.c")
+    x, y = b.var("x"), b.var("y")
+    b.havoc(x)
+    b.assign(y, binop("&", x, num(1)))
+    b.check(or_(eq(y, num(0)), eq(y, num(1))))
+    return Example("bitwise_parity", b.build(), "safe", frozenset({"bitwise", "no-loop"}), {})
+
+
+# ----------------------------------------------------------------------------- arrays
+
+
+def array_constant_cell() -> Example:
+    b = ProgramBuilder("array.c")
+    arr = ArrayType(INT, 10)
+    a, i, s, n = b.var("a", arr), b.var("i"), b.var("s"), b.var("n")
+    b.havoc(n)
+    b.assign(a, Store(a, num(3), num(5), arr))
+    with b.loop() as loop:
+        b.if_break(ge(i, n))
+        b.assign(s, add(s, Select(a, num(3), INT)))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(s, mul(num(5), i)))
+    inv = {loop: and_(eq(Select(a, num(3), INT), num(5)), eq(s, mul(num(5), i)))}
+    return Example("array_constant_cell", b.build(), "safe", frozenset({"array"}), inv)
+
+
+def array_fill_unsafe() -> Example:
+    b = ProgramBuilder("array_fill.c")
+    arr = ArrayType(INT, 10)
+    a, i, n = b.var("a", arr), b.var("i"), b.var("n")
+    b.havoc(n)
+    b.assume(le(n, num(10)))
+    with b.loop():
+        b.if_break(ge(i, n))
+        b.assign(a, Store(a, i, i, arr))
+        b.assign(i, add(i, num(1)))
+    b.check(ne(Select(a, num(2), INT), num(2)))
+    return Example("array_fill_unsafe", b.build(), "unsafe", frozenset({"array"}), None, witness=(3,))
+
+
+# ----------------------------------------------------------------------------- assume / assert
+
+
+def assume_blocked() -> Example:
+    """Paths through i == 5 are blocked, so the loop can only exit with i <= 5."""
+    b = ProgramBuilder("assume.c")
+    i, n = b.var("i"), b.var("n")
+    b.havoc(n)
+    with b.loop() as loop:
+        b.if_break(ge(i, n))
+        b.if_(eq(i, num(5)), (Assume(num(0)),))
+        b.assign(i, add(i, num(1)))
+    b.check(le(i, num(5)))
+    return Example("assume_blocked", b.build(), "safe", frozenset({"assume"}),
+                   {loop: and_(ge(i, num(0)), le(i, num(5)))})
+
+
+def assert_in_loop(unsafe: bool) -> Example:
+    b = ProgramBuilder("assert_loop.c")
+    x, y = b.var("x"), b.var("y")
+    with b.loop() as loop:
+        b.if_break(ge(x, num(100)))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, num(1)))
+        b.check(ne(x, num(37)) if unsafe else eq(x, y))
+    return Example("assert_in_loop_k37" if unsafe else "assert_in_loop", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"assert-in-loop", "after-k"}),
+                   None if unsafe else {loop: eq(x, y)}, witness=() if unsafe else None)
+
+
+def nondet_loop_after_k() -> Example:
+    b = ProgramBuilder("nondet_loop.c")
+    c, i = b.var("c"), b.var("i")
+    with b.loop():
+        b.havoc(c)
+        b.if_break(eq(c, num(0)))
+        b.assign(i, add(i, num(1)))
+    b.check(lt(i, num(10)))
+    return Example("nondet_loop_after_k", b.build(), "unsafe", frozenset({"after-k", "nondet"}), None,
+                   witness=(1,) * 10 + (0,))
+
+
+def halving(unsafe: bool) -> Example:
+    b = ProgramBuilder("halving.c")
+    x, n = b.var("x"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    b.assign(x, n)
+    with b.loop() as loop:
+        b.if_break(le(x, num(1)))
+        b.assign(x, _div(x, num(2)))
+    b.check(eq(x, num(1)) if unsafe else ge(x, num(0)))
+    return Example("halving_unsafe" if unsafe else "halving", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"division"}), None if unsafe else {loop: ge(x, num(0))},
+                   witness=(0,) if unsafe else None)
+
+
+def _builders() -> list[Callable[[], Example]]:
+    both = [counter, two_var, sum_squares, nested, continue_step, inlined_return, break_even, uchar_wrap_loop,
+            uint_max_plus_one, trunc_division, trunc_division_loop, bool_normalisation, schar_cast,
+            assert_in_loop, halving]
+    out: list[Callable[[], Example]] = []
+    for make in both:
+        out += [lambda make=make: make(False), lambda make=make: make(True)]
+    return [*out, cohencu, nested_product, nested_break, sequential_loops, early_return_in_loop,
+            uint_wrap_loop, ulong_counter, bool_loop, uchar_counter_cast, bitwise_parity, array_constant_cell,
+            array_fill_unsafe, assume_blocked, nondet_loop_after_k]
+
+
+CORPUS: tuple[Example, ...] = tuple(make() for make in _builders())
+SAFE = tuple(e for e in CORPUS if e.expected == "safe")
+UNSAFE = tuple(e for e in CORPUS if e.expected == "unsafe")
+BY_NAME = {e.name: e for e in CORPUS}

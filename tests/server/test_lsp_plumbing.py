@@ -1,0 +1,170 @@
+"""End-to-end over stdio with a stand-in verifier: scheduling, cancellation, bursts, processes, cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from lsp_client import (
+    FAKE_VERIFY,
+    alive,
+    change_doc,
+    descendants,
+    open_doc,
+    server_pid,
+    start_server,
+    stop_server,
+    wait_for_publication,
+    wait_until,
+)
+from lsp_samples import LINEAR
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException
+
+pytestmark = pytest.mark.asyncio
+
+FAKE_SETTINGS = {"command": list(FAKE_VERIFY), "timeout": 20}
+
+
+def started_runs(tmp_path: Path) -> list[tuple[int, dict]]:
+    return [(int(p.stem), json.loads(p.read_text())) for p in sorted((tmp_path / "fake-log").glob("*.start"))]
+
+
+def all_pids(tmp_path: Path) -> list[int]:
+    return [pid for pid, record in started_runs(tmp_path) for pid in [pid, *record["children"]]]
+
+
+async def test_burst_of_50_edits_publishes_only_the_last_version_and_leaves_no_process(tmp_path):
+    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "change", "debounceMs": 0})
+    try:
+        path = tmp_path / "linear.c"
+        text = "// FAKE sleep=0.6 child=1\n" + LINEAR
+        path.write_text(text)
+        uri = open_doc(client, path)
+        for version in range(2, 52):
+            await asyncio.sleep(0.005)
+            change_doc(client, uri, version, text + f"// edit {version}\n")
+        published = await wait_for_publication(client, uri, 51)
+        await asyncio.sleep(1.0)  # anything stale would arrive by now
+        assert [p.version for p in client.published] == [51]
+        assert published.diagnostics and published.diagnostics[0].severity == lsp.DiagnosticSeverity.Hint
+        assert await wait_until(lambda: descendants(server_pid(client)) == [], 5)
+        assert all_pids(tmp_path) and not any(alive(p) for p in all_pids(tmp_path))
+        assert started_runs(tmp_path)[-1][1]["text"].endswith("// edit 51\n")
+        hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
+            lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(100, 0))))
+        assert hints is not None and [h.label for h in hints] == ["⊢ fake_10 >= 0"]
+    finally:
+        await stop_server(client)
+
+
+async def test_cancel_request_kills_a_long_quokka_verify(tmp_path):
+    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "manual"})
+    try:
+        path = tmp_path / "slow.c"
+        path.write_text("// FAKE sleep=60 child=1\n" + LINEAR)
+        uri = open_doc(client, path)
+        future = client.protocol.send_request("quokka/verify", {"textDocument": {"uri": uri}}, msg_id="v-1")
+        assert await wait_until(lambda: len(started_runs(tmp_path)) == 1 and started_runs(tmp_path)[0][1]["children"])
+        pids = all_pids(tmp_path)
+        assert all(alive(p) for p in pids)
+        client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="v-1"))
+        with pytest.raises(JsonRpcException) as raised:
+            await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        assert raised.value.code == -32800  # RequestCancelled
+        assert await wait_until(lambda: not any(alive(p) for p in pids), 5)
+        assert descendants(server_pid(client)) == []
+        assert client.published == []
+    finally:
+        await stop_server(client)
+
+
+async def test_quokka_verify_returns_the_result_json_and_content_modified_when_superseded(tmp_path):
+    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "manual"})
+    try:
+        path = tmp_path / "prog.c"
+        path.write_text(LINEAR)
+        uri = open_doc(client, path)
+        answer = await client.protocol.send_request_async("quokka/verify", {"textDocument": {"uri": uri}})
+        result = answer._asdict() if hasattr(answer, "_asdict") else answer
+        assert result["verdict"] == "true" and result["status"] == "ok" and result["cached"] is False
+        assert (await wait_for_publication(client, uri, 1)).diagnostics
+        change_doc(client, uri, 2, "// FAKE sleep=5\n" + LINEAR)
+        pending = client.protocol.send_request("quokka/verify", {"textDocument": {"uri": uri}, "force": True})
+        assert await wait_until(lambda: len(started_runs(tmp_path)) == 2)
+        change_doc(client, uri, 3, "// FAKE sleep=5\n" + LINEAR + "\n")
+        client.workspace_execute_command(lsp.ExecuteCommandParams("quokka.verify", [uri]))
+        with pytest.raises(JsonRpcContentModified):
+            await asyncio.wait_for(asyncio.wrap_future(pending), 10)
+    finally:
+        await stop_server(client)
+
+
+async def test_progress_is_reported_and_cancellable(tmp_path):
+    client = await start_server(tmp_path, FAKE_SETTINGS)
+    try:
+        path = tmp_path / "slow.c"
+        path.write_text("// FAKE sleep=60\n" + LINEAR)
+        open_doc(client, path)
+        assert await wait_until(lambda: any(client.progress_reports.values()) and started_runs(tmp_path))
+        token, reports = next(iter(client.progress_reports.items()))
+        begin = reports[0].value
+        assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.cancellable and begin.title == "Quokka"
+        (pid, _), = started_runs(tmp_path)
+        client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token))
+        assert await wait_until(lambda: not alive(pid), 5)
+        assert await wait_until(lambda: isinstance(client.progress_reports[token][-1].value,
+                                                   lsp.WorkDoneProgressEnd), 5)
+        assert client.published == []
+    finally:
+        await stop_server(client)
+
+
+async def test_several_documents_close_and_a_text_that_is_no_program(tmp_path):
+    client = await start_server(tmp_path, FAKE_SETTINGS)
+    try:
+        uris = []
+        for name in ("a.c", "b.c"):
+            path = tmp_path / name
+            path.write_text("// FAKE sleep=0.3\n" + LINEAR)
+            uris.append(open_doc(client, path))
+        notes = tmp_path / "notes.c"
+        notes.write_text("int helper(int x) { return x + 1; }\n")
+        notes_uri = open_doc(client, notes)
+        for uri in uris:
+            assert (await wait_for_publication(client, uri)).diagnostics
+        (skipped,) = (await wait_for_publication(client, notes_uri)).diagnostics
+        assert skipped.severity == lsp.DiagnosticSeverity.Information and "not an SV-COMP program" in skipped.message
+        assert len(started_runs(tmp_path)) == 2  # nothing was run for notes.c
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uris[0])))
+        assert await wait_until(lambda: client.diagnostics.get(uris[0]) == [])
+        hover = await client.text_document_hover_async(lsp.HoverParams(
+            lsp.TextDocumentIdentifier(uris[0]), lsp.Position(9, 5)))
+        assert hover is None
+    finally:
+        await stop_server(client)
+
+
+async def test_verifier_crash_is_a_warning_and_the_cache_makes_reopening_instant(tmp_path):
+    client = await start_server(tmp_path, FAKE_SETTINGS)
+    try:
+        crash = tmp_path / "crash.c"
+        crash.write_text("// FAKE exit=3\n" + LINEAR)
+        (warning,) = (await wait_for_publication(client, open_doc(client, crash))).diagnostics
+        assert warning.severity == lsp.DiagnosticSeverity.Warning and "code 3" in warning.message
+        good = tmp_path / "good.c"
+        good.write_text("// FAKE sleep=0.5\n" + LINEAR)
+        uri = open_doc(client, good)
+        await wait_for_publication(client, uri)
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+        client.published.clear()
+        started = time.monotonic()
+        open_doc(client, good)
+        await wait_for_publication(client, uri)
+        assert time.monotonic() - started < 0.3
+        assert len(started_runs(tmp_path)) == 2  # crash.c and the first good.c only
+    finally:
+        await stop_server(client)

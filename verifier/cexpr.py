@@ -1,0 +1,299 @@
+"""C's integer typing rules over IR expressions: promotions, usual arithmetic conversions, literals.
+
+Every operator built here has operands of the operator's type (explicit `Cast`s), as the IR
+requires; operations on constants are folded with `semantics`, so the folded value is exactly
+what the IR would compute. The frontend (`lower`, `parse_invariant`) builds all its arithmetic
+through this module, so there is one implementation of C's typing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import semantics
+from .ir import (
+    ARITH_OPS,
+    COMPARE_OPS,
+    INT,
+    LOGIC_OPS,
+    ArrayType,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    IntType,
+    Ite,
+    Select,
+    Store,
+    Unary,
+    int_types,
+)
+
+_RANK = {"_Bool": 0, "char": 1, "short": 2, "int": 3, "long": 4, "long long": 5}
+SIGNED_OVERFLOW_OPS = frozenset({"+", "-", "*", "/", "%", "<<"})
+DATA_MODELS = ("ILP32", "LP64")
+
+
+def rank(ty: IntType) -> int:
+    """The integer conversion rank of `ty` (C11 6.3.1.1)."""
+    base = ty.name.removeprefix("unsigned ").removeprefix("signed ")
+    return _RANK[base]
+
+
+@dataclass(frozen=True)
+class CTypes:
+    """The integer types of one data model and the conversions between them."""
+
+    data_model: str
+
+    def named(self, name: str) -> IntType:
+        """The type with canonical C name `name` (e.g. "unsigned long")."""
+        return int_types(self.data_model)[name]
+
+    @property
+    def size_t(self) -> IntType:
+        return self.named("unsigned long" if self.data_model == "LP64" else "unsigned int")
+
+    @property
+    def pointer_bytes(self) -> int:
+        return 8 if self.data_model == "LP64" else 4
+
+    def promote(self, ty: IntType) -> IntType:
+        """Integer promotion: types of lower rank than int become int (all their values fit)."""
+        return INT if rank(ty) < rank(INT) else ty
+
+    def unsigned_of(self, ty: IntType) -> IntType:
+        base = ty.name.removeprefix("signed ")
+        return self.named(base if base.startswith("unsigned") else f"unsigned {base}")
+
+    def common(self, a: IntType, b: IntType) -> IntType:
+        """The usual arithmetic conversions (C11 6.3.1.8) on two integer types."""
+        a, b = self.promote(a), self.promote(b)
+        if a == b:
+            return a
+        if a.signed == b.signed:
+            return a if rank(a) >= rank(b) else b
+        uns, sig = (a, b) if not a.signed else (b, a)
+        if rank(uns) >= rank(sig):
+            return uns
+        if sig.contains(uns):
+            return sig
+        return self.unsigned_of(sig)
+
+
+# ----------------------------------------------------------------------------- folding
+
+
+def const_value(e: Expr) -> int | None:
+    """The value of `e` if it is a constant expression (no variables), else None."""
+    folded = fold(e)
+    return folded.value if isinstance(folded, Const) else None
+
+
+def _folded(value: int, ty: IntType) -> Const | None:
+    return Const(value, ty) if semantics.in_range(value, ty) else None
+
+
+def fold(e: Expr) -> Expr:
+    """`e` with its top operator evaluated when all operands are constants and the result fits."""
+    try:
+        result = _fold_top(e)
+    except semantics.UndefinedBehaviour:
+        result = None
+    return e if result is None else result
+
+
+def _fold_top(e: Expr) -> Expr | None:
+    if isinstance(e, Cast) and isinstance(e.operand, Const):
+        return Const(semantics.wrap(e.operand.value, e.type), e.type)
+    if isinstance(e, Unary) and isinstance(e.operand, Const):
+        return _folded(semantics.unary(e.op, e.operand.value, e.type), e.type)
+    if isinstance(e, Binary) and isinstance(e.left, Const) and isinstance(e.right, Const):
+        a, b = e.left.value, e.right.value
+        if e.op in COMPARE_OPS:
+            return Const(semantics.compare(e.op, a, b), INT)
+        if e.op == "&&":
+            return Const(int(a != 0 and b != 0), INT)
+        if e.op == "||":
+            return Const(int(a != 0 or b != 0), INT)
+        return _folded(semantics.arith(e.op, a, b, e.type), e.type)
+    if isinstance(e, Binary) and e.op in LOGIC_OPS and isinstance(e.left, Const):
+        return _fold_short_circuit(e.op, e.left.value)
+    if isinstance(e, Ite) and isinstance(e.cond, Const):
+        return e.then if e.cond.value else e.orelse
+    return None
+
+
+def _fold_short_circuit(op: str, left: int) -> Const | None:
+    if op == "&&" and left == 0:
+        return Const(0, INT)
+    if op == "||" and left != 0:
+        return Const(1, INT)
+    return None
+
+
+# ----------------------------------------------------------------------------- operators
+
+
+def int_type(e: Expr) -> IntType:
+    """The type of an integer expression (raises TypeError for an array)."""
+    if not isinstance(e.type, IntType):
+        raise TypeError(f"not an integer expression: {e.type}")
+    return e.type
+
+
+def convert(e: Expr, ty: IntType) -> Expr:
+    """`e` converted to `ty` as by assignment or a cast (wraps; to _Bool: != 0)."""
+    if e.type == ty:
+        return e
+    return fold(Cast(e, ty))
+
+
+def unary(ct: CTypes, op: str, e: Expr) -> Expr:
+    """`op e` for op in `- ~ ! +` with C's promotions."""
+    if op == "!":
+        return fold(Unary("!", e, INT))
+    ty = ct.promote(int_type(e))
+    operand = convert(e, ty)
+    if op == "+":
+        return operand
+    return fold(Unary(op, operand, ty))
+
+
+def binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
+    """`a op b` with the usual arithmetic conversions made explicit."""
+    if op in LOGIC_OPS:
+        return fold(Binary(op, a, b, INT))
+    if op in ("<<", ">>"):
+        ty = ct.promote(int_type(a))
+        return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
+    ty = ct.common(int_type(a), int_type(b))
+    if op in COMPARE_OPS:
+        return fold(Binary(op, convert(a, ty), convert(b, ty), INT))
+    if op not in ARITH_OPS:
+        raise ValueError(f"unknown binary operator {op!r}")
+    return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
+
+
+def conditional(ct: CTypes, cond: Expr, then: Expr, orelse: Expr) -> Expr:
+    """`cond ? then : orelse` on integers (both branches converted to their common type)."""
+    ty = ct.common(int_type(then), int_type(orelse))
+    return fold(Ite(cond, convert(then, ty), convert(orelse, ty), ty))
+
+
+def negate(e: Expr) -> Expr:
+    """`!e`, simplified where the result is the same int 0/1 (comparisons flip)."""
+    flipped = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+    if isinstance(e, Binary) and e.op in flipped:
+        return Binary(flipped[e.op], e.left, e.right, INT)
+    if isinstance(e, Unary) and e.op == "!" and is_boolean(e.operand):
+        return e.operand
+    return fold(Unary("!", e, INT))
+
+
+def is_boolean(e: Expr) -> bool:
+    """`e` is always 0 or 1 with type int (a comparison, `!`, `&&`, `||`)."""
+    if isinstance(e, Binary):
+        return e.op in COMPARE_OPS or e.op in LOGIC_OPS
+    return isinstance(e, Unary) and e.op == "!"
+
+
+def may_overflow(e: Expr) -> bool:
+    """A signed operation whose result may leave its type (C's undefined behaviour)."""
+    if isinstance(e, Binary):
+        return e.type.signed and e.op in SIGNED_OVERFLOW_OPS
+    return isinstance(e, Unary) and e.op == "-" and e.type.signed
+
+
+def select(array: Expr, index: Expr) -> Select:
+    if not isinstance(array.type, ArrayType):
+        raise TypeError("indexing a non-array")
+    return Select(array, index, array.type.elem)
+
+
+def store(array: Expr, index: Expr, value: Expr) -> Store:
+    if not isinstance(array.type, ArrayType):
+        raise TypeError("storing into a non-array")
+    return Store(array, index, convert(value, array.type.elem), array.type)
+
+
+# ----------------------------------------------------------------------------- literals
+
+_INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)([uUlL]*)\Z")
+
+
+def int_literal(ct: CTypes, text: str) -> Const:
+    """An integer constant typed as C11 6.4.4.1 says (the first listed type that holds it).
+
+    Raises ValueError for malformed text or a value that fits no type.
+    """
+    m = _INT_LITERAL.match(text)
+    if m is None:
+        raise ValueError(f"malformed integer constant {text!r}")
+    digits, suffix = m.group(1), m.group(2).lower()
+    value = _digits_value(digits)
+    decimal = not digits.startswith("0") or digits == "0"
+    for name in _candidate_types(suffix, decimal):
+        ty = ct.named(name)
+        if value <= ty.max:
+            return Const(value, ty)
+    raise ValueError(f"integer constant {text} is too large")
+
+
+def _digits_value(digits: str) -> int:
+    if digits[:2].lower() == "0x":
+        return int(digits[2:], 16)
+    if digits[:2].lower() == "0b":
+        return int(digits[2:], 2)
+    if digits.startswith("0") and len(digits) > 1:
+        return int(digits[1:], 8)
+    return int(digits)
+
+
+def _candidate_types(suffix: str, decimal: bool) -> list[str]:
+    unsigned = "u" in suffix
+    longs = suffix.count("l")
+    if suffix.replace("u", "") not in ("", "l", "ll") or suffix.count("u") > 1:
+        raise ValueError(f"bad integer suffix {suffix!r}")
+    signed_names = ["int", "long", "long long"][longs:]
+    out: list[str] = []
+    for name in signed_names:
+        if not unsigned:
+            out.append(name)
+        if unsigned or not decimal:
+            out.append(f"unsigned {name}")
+    return out
+
+
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39,
+            '"': 34, "?": 63, "e": 27}
+
+
+def char_literal(text: str) -> Const:
+    """A character constant such as 'a', '\\n', '\\x41', '\\101': type int, value of a (signed) char.
+
+    Raises ValueError for wide or multi-character constants.
+    """
+    if len(text) < 3 or text[0] != "'" or text[-1] != "'":
+        raise ValueError(f"unsupported character constant {text}")
+    body = text[1:-1]
+    if body.startswith("\\"):
+        value = _escape_value(body[1:])
+    elif len(body) == 1:
+        value = ord(body)
+    else:
+        raise ValueError(f"multi-character constant {text}")
+    if value > 255:
+        raise ValueError(f"character constant {text} does not fit a char")
+    return Const(semantics.wrap(value, IntType("char", 8, True)), INT)
+
+
+def _escape_value(esc: str) -> int:
+    if esc[:1] == "x" and len(esc) > 1:
+        return int(esc[1:], 16)
+    if esc and all(c in "01234567" for c in esc) and len(esc) <= 3:
+        return int(esc, 8)
+    if len(esc) == 1 and esc in _ESCAPES:
+        return _ESCAPES[esc]
+    raise ValueError(f"unknown escape sequence \\{esc}")

@@ -1,0 +1,206 @@
+"""Bounded model checking: find a reachable error together with inputs that replay it.
+
+Every loop is unrolled k times (k = 1, 2, ..., 16, then +25% each step) into one incremental
+Z3 formula (`bmc_unroll`); a model of "some Assert fails" gives the Havoc values along the
+path the model takes, in execution order: `EngineResult.inputs`, which the concrete
+interpreter replays. BMC never answers SAFE (it has no certificate). When no error is
+reachable and no path can run more than k iterations of any loop, the answer is UNKNOWN with
+`stats["complete"] = True`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import z3
+
+from ..interp import Execution, run
+from ..ir import ArrayType, Assert, Havoc, IntType, Program, VarDecl
+from .base import Budget, EngineResult, Status, Stopwatch, unknown
+from .bmc_unroll import (
+    ErrorSite,
+    Formula,
+    FormulaTooLarge,
+    HavocSite,
+    OutOfTime,
+    Settings,
+    Unroller,
+)
+
+ENGINE = "bmc"
+_FRONTIER_SHARE = 0.1  # at most this share of the time left goes to one completeness query
+
+
+def check(
+    program: Program,
+    budget: Budget,
+    *,
+    max_bound: int = 256,
+    start_bound: int = 1,
+    no_overflow: bool = True,
+    max_assertions: int = 400_000,
+) -> EngineResult:
+    """Search for an error within growing unrollings, up to `max_bound` iterations per loop.
+
+    `no_overflow` blocks paths with signed overflow (undefined behaviour, which the replay
+    rejects); `max_assertions` caps the size of the formula.
+    """
+    watch = Stopwatch()
+    session = _Session(program, budget, Settings(no_overflow, max_assertions))
+    try:
+        return session.run(max(1, start_bound), max_bound, watch)
+    except FormulaTooLarge as exc:
+        reason = f"formula too large at k={session.bound}: {exc}"
+    except OutOfTime:
+        reason = f"timeout while unrolling to k={session.bound}"
+    return unknown(ENGINE, reason, watch.elapsed(), session.stats())
+
+
+def next_bound(k: int) -> int:
+    """The deepening schedule: +1 up to 16, then +25%."""
+    return k + 1 if k < 16 else k + k // 4
+
+
+@dataclass(frozen=True)
+class _Counterexample:
+    error: ErrorSite
+    havocs: tuple[HavocSite, ...]
+    values: tuple[int, ...]
+
+
+class _Session:
+    """One solver, one unroller, deepened until an answer or the budget runs out."""
+
+    def __init__(self, program: Program, budget: Budget, settings: Settings) -> None:
+        self.program = program
+        self.budget = budget
+        self.solver = z3.Solver()
+        self.solver.set("random_seed", 0)
+        self.fm = Formula(self.solver, settings, _ticker(budget))
+        self.unroller = Unroller(program, self.fm)
+        self.bound = 0
+        self.checks = 0
+        self._any_error: z3.BoolRef | None = None
+
+    def stats(self, **more: object) -> dict[str, object]:
+        return {"bound": self.bound, "complete": False, "checks": self.checks,
+                "assertions": self.fm.count, **more}
+
+    def run(self, start: int, max_bound: int, watch: Stopwatch) -> EngineResult:
+        self.bound = start
+        self.unroller.build(start)
+        while True:
+            verdict = self._search(watch)
+            if verdict is not None:
+                return verdict
+            if self._complete():
+                reason = f"bounded: no error within complete unwinding k={self.bound}"
+                return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
+            if self.bound >= max_bound:
+                reason = f"no error within k={self.bound} iterations per loop (max_bound)"
+                return unknown(ENGINE, reason, watch.elapsed(), self.stats())
+            self.bound = min(next_bound(self.bound), max_bound)
+            self.unroller.extend(self.bound)
+
+    # --- queries
+
+    def _check(self, goal: Sequence[z3.BoolRef], cap_s: float | None = None) -> z3.CheckSatResult:
+        if self.budget.expired:
+            raise OutOfTime
+        self.checks += 1
+        self.solver.set("timeout", self.budget.z3_timeout_ms(cap_s))
+        cut = [z3.Not(lit) for lit in self.unroller.open_literals()]
+        return self.solver.check(*cut, *goal)
+
+    def _search(self, watch: Stopwatch) -> EngineResult | None:
+        """UNSAFE or UNKNOWN (solver gave up) when decided at this bound, else None."""
+        new = self.unroller.new_errors
+        if new:
+            lit = self.fm.fresh("err")
+            older = [self._any_error] if self._any_error is not None else []
+            self.fm.add(z3.Implies(lit, z3.Or(*new, *older)))
+            self._any_error = lit
+            new.clear()
+        if self._any_error is None:
+            return None
+        answer = self._check([self._any_error])
+        if answer == z3.unsat:
+            return None
+        if answer == z3.unknown:
+            why = self.solver.reason_unknown()
+            return unknown(ENGINE, f"solver gave up at k={self.bound}: {why}", watch.elapsed(), self.stats())
+        return self._unsafe(self._extract(self.solver.model()), watch)
+
+    def _complete(self) -> bool:
+        """Whether no path can run more than `bound` iterations of a loop."""
+        frontiers = self.unroller.frontiers()
+        if not frontiers:
+            return True
+        if any(z3.is_true(f) for f in frontiers):
+            return False
+        lit = self.fm.fresh("frontier")
+        self.fm.add(z3.Implies(lit, z3.Or(*frontiers)))
+        cap = max(0.5, self.budget.remaining() * _FRONTIER_SHARE)
+        return bool(self._check([lit], cap) == z3.unsat)
+
+    # --- counterexamples
+
+    def _extract(self, model: z3.ModelRef) -> _Counterexample:
+        def holds(f: z3.BoolRef) -> bool:
+            return bool(z3.is_true(model.eval(f, model_completion=True)))
+
+        error = min((e for e in self.unroller.errors if holds(e.flag)), key=lambda e: e.key)
+        taken = sorted((h for h in self.unroller.havocs if h.key < error.key and holds(h.guard)),
+                       key=lambda h: h.key)
+        values = tuple(model.eval(h.value, model_completion=True).as_long() for h in taken)
+        return _Counterexample(error, tuple(taken), tuple(int(v) for v in values))
+
+    def _unsafe(self, cex: _Counterexample, watch: Stopwatch) -> EngineResult:
+        stmt = cex.error.stmt
+        execution = run(self.program, _answers(cex))
+        failure = _replay_failure(execution, stmt)
+        if failure:
+            stats = self.stats(replay="failed", model_inputs=cex.values)
+            return unknown(ENGINE, f"internal: the counterexample at k={self.bound} {failure}",
+                           watch.elapsed(), stats)
+        trace = [(h.coord, h.origin, v) for h, v in zip(execution.havocs, execution.inputs_used, strict=True)]
+        where = stmt.site or stmt.coord
+        reason = f"error reachable within k={self.bound} (assertion at {where})"
+        stats = self.stats(error_coord=stmt.coord, error_site=stmt.site, trace=trace, replay="error")
+        return EngineResult(ENGINE, Status.UNSAFE, reason, inputs=execution.inputs_used,
+                            time_s=watch.elapsed(), stats=stats)
+
+
+def _answers(cex: _Counterexample) -> Callable[[VarDecl, Havoc], int]:
+    """Inputs for the interpreter: the model's values in order; array elements their fill value."""
+    pairs = list(zip(cex.havocs, cex.values, strict=True))
+    scalars = iter([v for h, v in pairs if isinstance(h.type, IntType)])
+    fills = {id(h.stmt): v for h, v in pairs if isinstance(h.type, ArrayType)}
+
+    def answer(decl: VarDecl, stmt: Havoc) -> int:
+        if isinstance(decl.type, ArrayType):
+            return fills.get(id(stmt), 0)
+        return next(scalars, 0)
+
+    return answer
+
+
+def _replay_failure(execution: Execution, error: Assert) -> str:
+    """Why the replay does not confirm the error at `error` ('' when it does)."""
+    if execution.outcome != "error":
+        return f"replays to '{execution.outcome}' ({execution.message})"
+    if execution.error is not error:
+        where = execution.error.coord if execution.error else None
+        return f"replays to a different assertion ({where})"
+    if execution.overflows:
+        return f"overflows at {execution.overflows[0]}"
+    return ""
+
+
+def _ticker(budget: Budget) -> Callable[[], None]:
+    def tick() -> None:
+        if budget.expired:
+            raise OutOfTime
+
+    return tick

@@ -1,0 +1,227 @@
+"""Houdini: the largest inductive subset of candidate invariants, then safety.
+
+One incremental solver per edge of the cutpoint graph holds the edge formula, the candidates
+at the source guarded by assumption literals and the candidates at the target defined by
+literals. A query asks for a model where the kept source candidates hold and some kept target
+candidate fails; every target candidate false in that model is dropped at once. When the
+batched query is `unknown`, candidates are tried one by one and an `unknown` drops the one
+asked about. Edges out of a loop whose candidates shrank are queued again, until nothing
+changes. The type-range facts of `encode.range_facts` join every pool (and are left out of
+the certificate: `inductive` adds them again).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import z3
+
+from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
+from ..ir import Binary, Expr, IntType, Program, free_vars
+from .base import Budget, EngineResult, Status, Stopwatch, unknown
+from .inductive import Cti, cti_of, describe, solve
+
+ENGINE = "houdini"
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A candidate that is not part of the inductive subset, and why."""
+
+    loop: str
+    expr: Expr
+    obligation: str  # "initiation" | "consecution" | "unknown" | "malformed"
+    reason: str
+    cti: Cti | None = None
+
+
+@dataclass(frozen=True)
+class HoudiniResult:
+    """The inductive subset and what became of it.
+
+    `kept`: loop -> the candidates of the largest inductive subset (pool order); proven inductive
+    when `complete`, otherwise what survived until the budget ran out. `dropped` / `reasons`:
+    the others, with the obligation that failed. `ctis`: loop -> pre-states (C names) of the
+    consecution counterexamples at that loop's head; `reachable`: loop -> states at the loop's
+    head that really occur (from failed initiations). `result` is SAFE when the kept invariants
+    imply every assertion (certificate: their conjunction per loop).
+    """
+
+    kept: Mapping[str, tuple[Expr, ...]]
+    dropped: tuple[Dropped, ...]
+    result: EngineResult
+    complete: bool = True
+    ctis: Mapping[str, tuple[Mapping[str, int], ...]] = field(default_factory=dict)
+    reachable: Mapping[str, tuple[Mapping[str, int], ...]] = field(default_factory=dict)
+
+    @property
+    def reasons(self) -> dict[tuple[str, Expr], str]:
+        return {(d.loop, d.expr): d.reason for d in self.dropped}
+
+
+class _EdgeSolver:
+    """The incremental solver of one edge, with literals for source and target candidates."""
+
+    def __init__(self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]]) -> None:
+        self.enc, self.edge = enc, edge
+        self.solver = z3.Solver()
+        self.solver.add(edge.guard)
+        self.pre: dict[Expr, z3.BoolRef] = {}
+        self.post: dict[Expr, z3.BoolRef] = {}
+        if edge.src != ENTRY:
+            tr = enc.translator(edge, "pre")
+            for i, c in enumerate(pool.get(edge.src, ())):
+                self.pre[c] = z3.Bool(f"pre!{i}")
+                self.solver.add(z3.Implies(self.pre[c], tr.formula(c)))
+        if edge.dst != ERROR:
+            tr = enc.translator(edge, "post")
+            for i, c in enumerate(pool.get(edge.dst, ())):
+                self.post[c] = z3.Bool(f"post!{i}")
+                self.solver.add(self.post[c] == tr.formula(c))
+
+    def check(self, assumed: Sequence[Expr], goals: Sequence[Expr], budget: Budget
+              ) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+        """Can the assumed source candidates hold while some goal (target candidate) fails?"""
+        if budget.expired:
+            return z3.unknown, None, "budget exhausted"
+        self.solver.set("timeout", budget.z3_timeout_ms())
+        self.solver.push()
+        if self.edge.dst != ERROR:
+            self.solver.add(z3.Or([z3.Not(self.post[g]) for g in goals]))
+        result = self.solver.check(*[self.pre[a] for a in assumed])
+        model = self.solver.model() if result == z3.sat else None
+        why = self.solver.reason_unknown() if result == z3.unknown else ""
+        self.solver.pop()
+        return result, model, why
+
+    def failing(self, model: z3.ModelRef, goals: Sequence[Expr]) -> list[Expr]:
+        return [g for g in goals if z3.is_false(model.eval(self.post[g], model_completion=True))]
+
+
+class _Houdini:
+    def __init__(self, program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget) -> None:
+        self.program, self.budget = program, budget
+        self.enc = encode(program)
+        self.dropped: list[Dropped] = []
+        self.ctis: dict[str, list[Mapping[str, int]]] = {}
+        self.reachable: dict[str, list[Mapping[str, int]]] = {}
+        self.facts = list(range_facts(program))
+        self.kept = {info.id: self._clean(info.id, pool.get(info.id, ())) for info in program.loops}
+        self.solvers = {id(e): _EdgeSolver(self.enc, e, self.kept) for e in self.enc.edges}
+        self.complete = True
+
+    def _clean(self, loop: str, candidates: Sequence[Expr]) -> list[Expr]:
+        names = {v.name for v in self.program.variables}
+        out: list[Expr] = []
+        for c in [*candidates, *self.facts]:
+            if c in out:
+                continue
+            bad = sorted(free_vars(c) - names)
+            if bad or not isinstance(c.type, IntType):
+                why = f"unknown variables {', '.join(bad)}" if bad else "not an integer expression"
+                self.dropped.append(Dropped(loop, c, "malformed", why))
+            else:
+                out.append(c)
+        return out
+
+    def fixpoint(self) -> None:
+        queue = deque(e for e in self.enc.edges if e.dst != ERROR)
+        while queue:
+            edge = queue.popleft()
+            if self._refine(edge):
+                queue.extend(e for e in self.enc.edges if e.src == edge.dst and e.dst != ERROR and e not in queue)
+            if self.budget.expired:
+                self.complete = False
+                return
+
+    def _refine(self, edge: Edge) -> bool:
+        """Drop the target candidates that fail along `edge`; True when any was dropped."""
+        solver, changed = self.solvers[id(edge)], False
+        while self.kept[edge.dst]:
+            assumed = self.kept.get(edge.src, [])
+            result, model, why = solver.check(assumed, self.kept[edge.dst], self.budget)
+            if result == z3.unsat:
+                return changed
+            failing = solver.failing(model, self.kept[edge.dst]) if model is not None else []
+            if failing and model is not None:
+                self._drop(edge, failing, cti_of(self.enc, edge, model))
+            else:
+                self._one_by_one(edge, solver, why)
+                return True
+            changed = True
+        return changed
+
+    def _one_by_one(self, edge: Edge, solver: _EdgeSolver, why: str) -> None:
+        for goal in list(self.kept[edge.dst]):
+            result, model, why_one = solver.check(self.kept.get(edge.src, []), [goal], self.budget)
+            if result == z3.sat and model is not None:
+                self._drop(edge, [goal], cti_of(self.enc, edge, model))
+            elif result == z3.unknown:
+                reason = f"{describe(self.enc, edge)} unknown ({why_one or why})"
+                self._remove(Dropped(edge.dst, goal, "unknown", reason))
+
+    def _drop(self, edge: Edge, goals: Sequence[Expr], cti: Cti) -> None:
+        if edge.src == ENTRY:
+            self.reachable.setdefault(edge.dst, []).append(cti.post)
+        else:
+            self.ctis.setdefault(edge.src, []).append(cti.pre)
+        reason = describe(self.enc, edge, cti)
+        for goal in goals:
+            self._remove(Dropped(edge.dst, goal, edge.kind, reason, cti))
+
+    def _remove(self, d: Dropped) -> None:
+        self.kept[d.loop].remove(d.expr)
+        self.dropped.append(d)
+
+    def safety(self) -> EngineResult | None:
+        """None when the kept invariants imply every assertion, else the UNKNOWN result."""
+        for edge in (e for e in self.enc.edges if e.dst == ERROR):
+            result, model, why = self.solvers[id(edge)].check(self.kept.get(edge.src, []), [], self.budget)
+            if result == z3.sat and model is not None:
+                return unknown(ENGINE, "the inductive candidates do not imply safety: "
+                               + describe(self.enc, edge, cti_of(self.enc, edge, model)))
+            if result != z3.unsat:
+                return unknown(ENGINE, f"{describe(self.enc, edge)} unknown ({why})")
+        return None
+
+    def certificate(self) -> dict[str, Expr]:
+        out = {}
+        for loop, kept in self.kept.items():
+            parts = [c for c in kept if c not in self.facts]
+            if parts:
+                out[loop] = _conjoin(parts)
+        return out
+
+
+def _conjoin(parts: Sequence[Expr]) -> Expr:
+    out = parts[0]
+    for p in parts[1:]:
+        out = Binary("&&", out, p, IntType("int", 32, True))
+    return out
+
+
+def houdini(program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget) -> HoudiniResult:
+    """The largest inductive subset of `pool` (loop id -> candidates), and SAFE if it implies safety."""
+    watch = Stopwatch()
+    h = _Houdini(program, pool, budget)
+    h.fixpoint()
+    stats = {"kept": sum(len(k) for k in h.kept.values()), "dropped": len(h.dropped)}
+    if not h.complete:
+        result = unknown(ENGINE, "budget exhausted before the inductive subset was found", watch.elapsed(), stats)
+    else:
+        failed = h.safety()
+        if failed is None:
+            reason = f"{stats['kept']} inductive candidates imply every assertion"
+            result = EngineResult(ENGINE, Status.SAFE, reason, h.certificate(), None, watch.elapsed(), stats)
+        else:
+            result = unknown(ENGINE, failed.reason, watch.elapsed(), stats)
+    return HoudiniResult(
+        kept={loop: tuple(k) for loop, k in h.kept.items()},
+        dropped=tuple(h.dropped),
+        result=result,
+        complete=h.complete,
+        ctis={loop: tuple(s) for loop, s in h.ctis.items()},
+        reachable={loop: tuple(s) for loop, s in h.reachable.items()},
+    )

@@ -1,0 +1,210 @@
+"""The certificate checker: are the given loop invariants inductive, and do they imply safety?
+
+One query per edge of the cutpoint graph (`encode`), each in a fresh solver:
+initiation (entry -> head), consecution (head -> head, nested loops included) and safety
+(head -> error, entry -> error). Loops without an invariant get `true`. The type-range facts of
+`encode.range_facts` are conjoined to every invariant (and checked like the rest). An obligation
+is valid only when its query is `unsat`; `unknown` is never valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import z3
+
+from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
+from ..errors import Coord, EngineError
+from ..ir import ArrayType, Expr, IntType, Program, free_vars
+from .base import Budget, EngineResult, Status, Stopwatch, unknown
+
+ENGINE = "inductive"
+
+
+@dataclass(frozen=True)
+class Cti:
+    """A counterexample to an obligation: the state at the source head and at the target head.
+
+    Keys are the C names visible at the loop (IR names where none is known); `pre` is empty
+    for the entry, `post` for the error location.
+    """
+
+    pre: Mapping[str, int]
+    post: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Obligation:
+    kind: str  # "initiation" | "consecution" | "safety" | "input"
+    src: str
+    dst: str
+    status: str  # "valid" | "invalid" | "unknown"
+    reason: str
+    cti: Cti | None = None
+    assert_coord: Coord | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid"
+
+
+@dataclass(frozen=True)
+class Obligations:
+    items: tuple[Obligation, ...]
+
+    @property
+    def all_valid(self) -> bool:
+        return all(o.valid for o in self.items)
+
+    @property
+    def failed(self) -> tuple[Obligation, ...]:
+        return tuple(o for o in self.items if not o.valid)
+
+    def summary(self) -> str:
+        if self.all_valid:
+            return f"all {len(self.items)} obligations valid"
+        if not self.items:
+            return "no obligations"
+        return "; ".join(o.reason for o in self.failed)
+
+
+# ----------------------------------------------------------------------------- states
+
+
+def state_names(program: Program, node: str) -> dict[str, str]:
+    """IR name -> the name to show (C name at the loop; IR name where C names clash)."""
+    if node in (ENTRY, ERROR):
+        return {}
+    ints = {v.name for v in program.variables if isinstance(v.type, IntType)}
+    scope = program.loop(node).scope
+    if scope:
+        return {ir: c for c, ir in scope if ir in ints}
+    c_names = [v.c_name for v in program.variables if v.name in ints]
+    return {
+        v.name: v.c_name if c_names.count(v.c_name) == 1 else v.name
+        for v in program.variables
+        if v.name in ints
+    }
+
+
+def state_values(model: z3.ModelRef, env: Mapping[str, z3.ExprRef], names: Mapping[str, str]) -> dict[str, int]:
+    out = {}
+    for ir, shown in names.items():
+        if ir in env:
+            value = model.eval(env[ir], model_completion=True)
+            if z3.is_int_value(value):
+                out[shown] = value.as_long()
+    return out
+
+
+def cti_of(enc: Encoding, edge: Edge, model: z3.ModelRef) -> Cti:
+    pre = state_values(model, enc.pre, state_names(enc.program, edge.src)) if edge.src != ENTRY else {}
+    post = state_values(model, edge.post, state_names(enc.program, edge.dst))
+    return Cti(pre, post)
+
+
+def _show(state: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in state.items()) or "-"
+
+
+def describe(enc: Encoding, edge: Edge, cti: Cti | None = None) -> str:
+    """A one-line description of the obligation of `edge` (with its CTI)."""
+    where = edge.label
+    coord = enc.assert_coord(edge)
+    if edge.kind == "safety":
+        where = f"assertion at line {coord.line}" if coord else "an assertion"
+        where += "" if edge.src == ENTRY else f" from loop {edge.src}"
+    text = f"{edge.kind} ({where})"
+    if cti is not None:
+        text += f" fails: [{_show(cti.pre)}]" + ("" if edge.dst == ERROR else f" -> [{_show(cti.post)}]")
+    return text
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+def solve(assertions: Sequence[z3.BoolRef], budget: Budget) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+    """Check `assertions` in a fresh solver within `budget`: (result, model if sat, reason if unknown)."""
+    if budget.expired:
+        return z3.unknown, None, "budget exhausted"
+    solver = z3.Solver()
+    solver.set("timeout", budget.z3_timeout_ms())
+    solver.add(*assertions)
+    result = solver.check()
+    if result == z3.sat:
+        return result, solver.model(), ""
+    return result, None, solver.reason_unknown() if result == z3.unknown else ""
+
+
+def invariant_formulas(
+    program: Program, invariants: Mapping[str, Expr]
+) -> tuple[dict[str, list[Expr]], list[Obligation]]:
+    """Each loop's conjuncts (given invariant plus range facts), and problems with the input."""
+    problems = []
+    names = {v.name for v in program.variables}
+    loops = {info.id for info in program.loops}
+    for loop, inv in invariants.items():
+        bad = _malformed(inv, names) if loop in loops else f"no loop '{loop}' in the program"
+        if bad:
+            problems.append(Obligation("input", loop, loop, "invalid", f"invariant for {loop}: {bad}"))
+    facts = list(range_facts(program))
+    return {loop: [*([invariants[loop]] if loop in invariants else []), *facts] for loop in loops}, problems
+
+
+def _malformed(inv: Expr, names: set[str]) -> str:
+    unknown_vars = sorted(free_vars(inv) - names)
+    if unknown_vars:
+        return f"unknown variables {', '.join(unknown_vars)}"
+    if isinstance(inv.type, ArrayType):
+        return "not an integer expression"
+    return ""
+
+
+def holds(enc: Encoding, edge: Edge, at: str, conjuncts: Sequence[Expr]) -> z3.BoolRef:
+    tr = enc.translator(edge, at)
+    return z3.And([tr.formula(c) for c in conjuncts])
+
+
+def check_edge(enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget) -> Obligation:
+    query = [edge.guard]
+    if edge.src != ENTRY:
+        query.append(holds(enc, edge, "pre", inv[edge.src]))
+    if edge.dst != ERROR:
+        query.append(z3.Not(holds(enc, edge, "post", inv[edge.dst])))
+    result, model, why = solve(query, budget)
+    coord = enc.assert_coord(edge)
+    if result == z3.unsat:
+        return Obligation(edge.kind, edge.src, edge.dst, "valid", describe(enc, edge) + " holds", None, coord)
+    if result == z3.unknown or model is None:
+        text = f"{describe(enc, edge)} unknown ({why or 'solver gave up'})"
+        return Obligation(edge.kind, edge.src, edge.dst, "unknown", text, None, coord)
+    cti = cti_of(enc, edge, model)
+    return Obligation(edge.kind, edge.src, edge.dst, "invalid", describe(enc, edge, cti), cti, coord)
+
+
+def check(
+    program: Program, invariants: Mapping[str, Expr], budget: Budget, encoding: Encoding | None = None
+) -> Obligations:
+    """Every obligation of `invariants` (loop id -> IR invariant) on `program`, reported separately."""
+    inv, problems = invariant_formulas(program, invariants)
+    if problems:
+        return Obligations(tuple(problems))
+    enc = encoding or encode(program)
+    return Obligations(tuple(check_edge(enc, edge, inv, budget) for edge in enc.edges))
+
+
+def prove_with(program: Program, invariants: Mapping[str, Expr], budget: Budget) -> EngineResult:
+    """SAFE iff every obligation of `invariants` is valid; the certificate is `invariants` itself."""
+    watch = Stopwatch()
+    try:
+        obligations = check(program, invariants, budget)
+    except (EngineError, KeyError, TypeError, z3.Z3Exception) as exc:
+        return unknown(ENGINE, f"could not check the invariants: {type(exc).__name__}: {exc}", watch.elapsed())
+    stats = {"obligations": len(obligations.items), "failed": len(obligations.failed)}
+    if not obligations.all_valid:
+        return unknown(ENGINE, obligations.summary(), watch.elapsed(), stats)
+    reason = f"the invariants are inductive and imply every assertion ({len(obligations.items)} obligations)"
+    loops = {info.id for info in program.loops}
+    certificate = {k: v for k, v in invariants.items() if k in loops}
+    return EngineResult(ENGINE, Status.SAFE, reason, certificate, None, watch.elapsed(), stats)

@@ -1,0 +1,165 @@
+"""The Quokka two-query check of candidate invariants that are not inductive on their own.
+
+For candidates C (loop id -> expression):
+* the *assume* query: is the program safe when C is assumed at each loop head?
+* the *assert* query: does C hold at each loop head of the program whose assertions are
+  turned into assumes?
+Both are solved by Spacer, in two child processes (Z3 objects cannot be shared). If both
+succeed with invariants I1 and I2, then I1 /\\ I2 /\\ C is inductive for the original program
+and implies safety; that certificate is re-checked by `inductive.prove_with` (else UNKNOWN).
+An execution that reaches the error with C assumed also reaches it without the assumption, so
+an UNSAFE answer of the assume query (with inputs) is reported as UNSAFE.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from ..ir import INT, Assert, Assume, Binary, Block, Expr, If, Loop, Program, Scope, Stmt
+from . import inductive, spacer
+from .base import Budget, EngineResult, Status, Stopwatch, unknown
+
+ENGINE = "twoquery"
+_GRACE_S = 2.0  # how long to wait past the deadline for a child's answer
+
+
+# ----------------------------------------------------------------------------- programs
+
+
+def _rewrite(block: Block, at_head: Callable[[Loop], Block], assert_to_assume: bool) -> Block:
+    return tuple(_rewrite_stmt(s, at_head, assert_to_assume) for s in block)
+
+
+def _rewrite_stmt(s: Stmt, at_head: Callable[[Loop], Block], assert_to_assume: bool) -> Stmt:
+    if isinstance(s, Assert) and assert_to_assume:
+        return Assume(s.cond, s.coord)
+    if isinstance(s, If):
+        return replace(s, then=_rewrite(s.then, at_head, assert_to_assume),
+                       orelse=_rewrite(s.orelse, at_head, assert_to_assume))
+    if isinstance(s, Scope):
+        return replace(s, body=_rewrite(s.body, at_head, assert_to_assume))
+    if isinstance(s, Loop):
+        body = _rewrite(s.body, at_head, assert_to_assume)
+        return replace(s, body=at_head(s) + body, step=_rewrite(s.step, at_head, assert_to_assume))
+    return s
+
+
+def assume_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
+    """`program` with each candidate assumed at the head of its loop."""
+    def at_head(loop: Loop) -> Block:
+        return (Assume(candidates[loop.id], loop.coord),) if loop.id in candidates else ()
+
+    return replace(program, body=_rewrite(program.body, at_head, False))
+
+
+def assert_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
+    """`program` with its assertions assumed and each candidate asserted at the head of its loop."""
+    def at_head(loop: Loop) -> Block:
+        return (Assert(candidates[loop.id], loop.coord, loop.coord),) if loop.id in candidates else ()
+
+    return replace(program, body=_rewrite(program.body, at_head, True))
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def _child(program: Program, deadline: float, conn: mpc.Connection) -> None:
+    try:
+        conn.send(spacer.solve(program, Budget(deadline), check=False))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as UNKNOWN
+        conn.send(unknown(spacer.ENGINE, f"spacer failed: {type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def _solve_both(assume: Program, asserted: Program, budget: Budget) -> dict[str, EngineResult]:
+    """Spacer on both programs in parallel; stops early when one answer already decides."""
+    ctx = mp.get_context("fork")
+    running: dict[str, tuple[mp.process.BaseProcess, mpc.Connection]] = {}
+    for name, prog in (("assume", assume), ("assert", asserted)):
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(prog, budget.deadline, child), daemon=True)
+        proc.start()
+        child.close()
+        running[name] = (proc, parent)
+    results: dict[str, EngineResult] = {}
+    try:
+        _collect(running, results, budget)
+    finally:
+        for proc, conn in running.values():
+            if proc.is_alive():
+                proc.kill()
+            proc.join(timeout=5)
+            conn.close()
+    return results
+
+
+def _collect(running: Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]],
+             results: dict[str, EngineResult], budget: Budget) -> None:
+    by_conn = {conn: name for name, (_, conn) in running.items()}
+    while by_conn:
+        ready = mpc.wait(list(by_conn), timeout=budget.remaining() + _GRACE_S)
+        if not ready:
+            return
+        for conn in ready:
+            name = by_conn.pop(conn)  # type: ignore[call-overload]
+            try:
+                results[name] = conn.recv()  # type: ignore[union-attr]
+            except (EOFError, OSError):
+                results[name] = unknown(spacer.ENGINE, "spacer process ended without an answer")
+            if results[name].status is not Status.SAFE:
+                return
+
+
+# ----------------------------------------------------------------------------- the check
+
+
+def _conj(parts: list[Expr]) -> Expr:
+    out = parts[0]
+    for p in parts[1:]:
+        out = Binary("&&", out, p, INT)
+    return out
+
+
+def _certificate(program: Program, candidates: Mapping[str, Expr], assume: EngineResult,
+                 asserted: EngineResult) -> dict[str, Expr]:
+    out = {}
+    for info in program.loops:
+        parts = [r.invariants[info.id] for r in (assume, asserted) if info.id in r.invariants]
+        parts += [candidates[info.id]] if info.id in candidates else []
+        if parts:
+            out[info.id] = _conj(parts)
+    return out
+
+
+def check_many(program: Program, candidates: Mapping[str, Expr], budget: Budget) -> EngineResult:
+    """The two-query check of `candidates` (loop id -> candidate) on `program`."""
+    watch = Stopwatch()
+    missing = sorted(set(candidates) - {info.id for info in program.loops})
+    if missing:
+        return unknown(ENGINE, f"no loop {', '.join(missing)} in the program", watch.elapsed())
+    results = _solve_both(assume_program(program, candidates), assert_program(program, candidates), budget)
+    assume, asserted = results.get("assume"), results.get("assert")
+    stats = {k: f"{r.status.value}: {r.reason}" for k, r in results.items()}
+    if assume is not None and assume.status is Status.UNSAFE and assume.inputs is not None:
+        why = f"the error is reachable even with the candidate assumed ({assume.reason})"
+        return EngineResult(ENGINE, Status.UNSAFE, why, {}, assume.inputs, watch.elapsed(), stats)
+    if asserted is not None and asserted.status is Status.UNSAFE:
+        return unknown(ENGINE, "the candidate is not an invariant (assert query failed)", watch.elapsed(), stats)
+    if assume is None or asserted is None or not (assume.safe and asserted.safe):
+        why = "; ".join(f"{k} query: {r.reason}" for k, r in results.items() if not r.safe) or "timeout"
+        return unknown(ENGINE, why, watch.elapsed(), stats)
+    certificate = _certificate(program, candidates, assume, asserted)
+    checked = inductive.prove_with(program, certificate, Budget.of(max(budget.remaining(), 5.0)))
+    if checked.status is not Status.SAFE:
+        return unknown(ENGINE, f"the combined certificate did not check: {checked.reason}", watch.elapsed(), stats)
+    reason = "both queries proved by spacer; the combined invariants are inductive"
+    return EngineResult(ENGINE, Status.SAFE, reason, certificate, None, watch.elapsed(), stats)
+
+
+def check(program: Program, loop_id: str, candidate: Expr, budget: Budget) -> EngineResult:
+    """The two-query check of one candidate invariant at loop `loop_id`."""
+    return check_many(program, {loop_id: candidate}, budget)

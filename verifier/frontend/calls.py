@@ -1,0 +1,189 @@
+"""Function calls: SV-COMP builtins, and inlining of the user's (non-recursive) functions.
+
+A function the file defines is always inlined (a user definition wins over a builtin of the same
+name), except the error functions (`reach_error`, `__assert_fail`, ...), which are the error
+location whatever their body is. Builtins apply to functions that are only declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pycparser import c_ast
+
+from .. import cexpr
+from ..errors import FrontendError, UnsupportedFeature
+from ..ir import INT, Assert, Assume, Const, Expr, Havoc, IntType, Scope, Stmt, Unary, Var
+from .ctype import CType, Signature
+from .expr import ExprLowerer
+from .state import LowerState
+
+ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", "__assert_fail", "__assert_perror_fail", "__assert"})
+ASSUME_FUNCTIONS = frozenset({"__VERIFIER_assume", "assume_abort_if_not", "assume", "__CPROVER_assume"})
+ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", "assert", "__quokka_assert"})
+EXIT_FUNCTIONS = frozenset({"abort", "exit", "_Exit", "_exit"})
+NOOP_FUNCTIONS = frozenset({"__VERIFIER_atomic_begin", "__VERIFIER_atomic_end"})
+ABS_FUNCTIONS = {"abs": "int", "labs": "long", "llabs": "long long"}
+NONDET_PREFIX = "__VERIFIER_nondet_"
+NONDET_TYPES = {
+    "int": "int", "uint": "unsigned int", "unsigned": "unsigned int", "unsigned_int": "unsigned int",
+    "short": "short", "ushort": "unsigned short", "char": "char", "uchar": "unsigned char",
+    "schar": "signed char", "long": "long", "ulong": "unsigned long", "longlong": "long long",
+    "ulonglong": "unsigned long long", "bool": "_Bool", "_Bool": "_Bool", "u8": "unsigned char",
+    "u16": "unsigned short", "u32": "unsigned int", "u64": "unsigned long long", "s8": "signed char",
+    "s16": "short", "s32": "int", "s64": "long long", "loff_t": "long long", "int8_t": "signed char",
+    "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short", "int32_t": "int",
+    "uint32_t": "unsigned int", "int64_t": "long long", "uint64_t": "unsigned long long",
+}
+NONDET_UNSUPPORTED = {"float": "floating point", "double": "floating point", "pointer": "pointer",
+                      "charp": "pointer", "pchar": "pointer", "const_char_pointer": "pointer"}
+
+
+def ends_with_return(body: Any) -> bool:
+    items = getattr(body, "block_items", None) or []
+    return bool(items) and isinstance(items[-1], c_ast.Return)
+
+
+class CallLowerer(ExprLowerer):
+    """Expression lowering plus calls; `function_body` (statements) comes from a subclass."""
+
+    def __init__(self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]) -> None:
+        super().__init__(st)
+        self.functions = functions
+        self.prototypes = prototypes
+
+    def function_body(self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr],
+                      ret: Var | None, coord: Any) -> list[Stmt]:
+        raise NotImplementedError
+
+    def call(self, node: c_ast.FuncCall, out: list[Stmt], want: bool) -> Expr | None:
+        self.check_effects_allowed(node, "a function call")
+        if not isinstance(node.name, c_ast.ID):
+            raise UnsupportedFeature(self.st.coord(node), "function pointer call")
+        name: str = node.name.name
+        args: list[Any] = list(node.args.exprs) if node.args else []
+        if name in ERROR_FUNCTIONS:
+            coord = self.st.coord(node)
+            out.append(Assert(Const(0, INT), coord, self.st.site or coord))
+            return None
+        if name in self.functions:
+            return self.inline(self.functions[name], node, args, out, want)
+        return self.builtin(name, node, args, out, want)
+
+    # ------------------------------------------------------------------ builtins
+
+    def builtin(self, name: str, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool) -> Expr | None:
+        coord = self.st.coord(node)
+        if name.startswith(NONDET_PREFIX):
+            self._arity(node, name, args, 0)
+            return self.nondet(name, node, out)
+        if name in ASSUME_FUNCTIONS or name in ASSERT_FUNCTIONS:
+            self._arity(node, name, args, 1)
+            cond = self.builtin_args(name, args, out)[0]
+            if name in ASSUME_FUNCTIONS:
+                out.append(Assume(cond, coord))
+            else:
+                out.append(Assert(cond, coord, self.st.site or coord))
+            return None
+        if name in EXIT_FUNCTIONS:
+            self.builtin_args(name, args, out)
+            out.append(Assume(Const(0, INT), coord))
+            return None
+        if name in NOOP_FUNCTIONS:
+            return None
+        if name in ABS_FUNCTIONS:
+            self._arity(node, name, args, 1)
+            return self.absolute(name, node, args, out)
+        if name in self.prototypes:
+            raise UnsupportedFeature(coord, "call to a function without a body", name)
+        raise UnsupportedFeature(coord, "call to an undeclared function", name)
+
+    def _arity(self, node: Any, name: str, args: list[Any], n: int) -> None:
+        if len(args) != n:
+            raise FrontendError(self.st.coord(node), f"{name} takes {n} argument(s), got {len(args)}")
+
+    def signature_of(self, name: str) -> Signature | None:
+        proto = self.prototypes.get(name)
+        return None if proto is None else self.types.signature(proto)
+
+    def builtin_args(self, name: str, args: list[Any], out: list[Stmt]) -> list[Expr]:
+        """Argument values, converted to the declared parameter types when a prototype exists."""
+        values = self.arguments(args, out)
+        sig = self.signature_of(name)
+        if sig is None or sig.params is None:
+            return values
+        params = sig.params
+        return [self._convert_arg(v, params[i][1], name) if i < len(params) else v for i, v in enumerate(values)]
+
+    def _convert_arg(self, value: Expr, ty: CType, name: str) -> Expr:
+        if not isinstance(ty, IntType):
+            raise FrontendError(None, f"parameter of {name} has type {ty.name}")
+        try:
+            return cexpr.convert(value, ty)
+        except TypeError:
+            raise UnsupportedFeature(None, "pointer (array used as a value)", name) from None
+
+    def arguments(self, args: list[Any], out: list[Stmt]) -> list[Expr]:
+        """Argument values left to right; earlier ones are saved if later ones write what they read."""
+        values: list[Expr] = []
+        for a in args:
+            pos = len(out)
+            v = self.value(a, out)
+            values = [self.protect(x, out, pos) for x in values]
+            values.append(v)
+        return values
+
+    def nondet(self, name: str, node: Any, out: list[Stmt]) -> Expr:
+        coord = self.st.coord(node)
+        sig = self.signature_of(name)
+        suffix = name[len(NONDET_PREFIX):]
+        ty: CType
+        if sig is not None:
+            ty = sig.ret
+        elif suffix == "size_t":
+            ty = self.st.ct.size_t
+        elif suffix in NONDET_TYPES:
+            ty = self.st.ct.named(NONDET_TYPES[suffix])
+        elif suffix in NONDET_UNSUPPORTED:
+            raise UnsupportedFeature(coord, NONDET_UNSUPPORTED[suffix], name)
+        else:
+            raise UnsupportedFeature(coord, "unknown nondeterministic function", name)
+        if not isinstance(ty, IntType):
+            raise UnsupportedFeature(coord, f"{ty.name} result", name)
+        t = self.st.temp(ty, "nd")
+        out.append(Havoc(t.name, coord, name))
+        return t
+
+    def absolute(self, name: str, node: Any, args: list[Any], out: list[Stmt]) -> Expr:
+        ty = self.st.ct.named(ABS_FUNCTIONS[name])
+        x = cexpr.convert(self.arguments(args, out)[0], ty)
+        neg = self.record(Unary("-", x, ty), node)
+        return cexpr.conditional(self.st.ct, self.binary("<", x, Const(0, INT), node), neg, x)
+
+    # ------------------------------------------------------------------ inlining
+
+    def inline(self, fdef: c_ast.FuncDef, node: c_ast.FuncCall, args: list[Any],
+               out: list[Stmt], want: bool) -> Expr | None:
+        name: str = fdef.decl.name
+        coord = self.st.coord(node)
+        if name in self.st.call_stack:
+            raise UnsupportedFeature(coord, "recursion", " -> ".join([*self.st.call_stack, name]))
+        if fdef.param_decls:
+            raise UnsupportedFeature(self.st.coord(fdef), "K&R-style function definition", name)
+        sig = self.types.signature(fdef.decl.type)
+        self._check_call_arity(sig, name, args, node)
+        values = self.arguments(args, out)
+        ret = None
+        if want and isinstance(sig.ret, IntType):
+            ret = self.st.temp(sig.ret, f"{name}.ret")
+            if not ends_with_return(fdef.body):
+                out.append(Havoc(ret.name, coord, "no return value"))
+        body = self.function_body(fdef, sig, values, ret, coord)
+        out.append(Scope(name, tuple(body), coord))
+        return ret
+
+    def _check_call_arity(self, sig: Signature, name: str, args: list[Any], node: Any) -> None:
+        if sig.variadic:
+            raise UnsupportedFeature(self.st.coord(node), "variadic function", name)
+        if sig.params is not None and len(args) != len(sig.params):
+            raise FrontendError(self.st.coord(node), f"{name} takes {len(sig.params)} argument(s), got {len(args)}")

@@ -1,0 +1,202 @@
+"""C declarators (pycparser type nodes) as IR types: integers, 1-D integer arrays, void.
+
+Everything else (pointers, structs, floats, ...) raises `UnsupportedFeature` naming the feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pycparser import c_ast
+
+from ..cexpr import CTypes
+from ..errors import FrontendError, UnsupportedFeature
+from ..ir import ArrayType, IntType, Type
+from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding
+
+MAX_ARRAY = 1 << 24
+
+
+@dataclass(frozen=True)
+class VoidType:
+    name: str = "void"
+
+
+VOID = VoidType()
+CType = IntType | ArrayType | VoidType
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A function type: return type and parameters (None: declared without a prototype)."""
+
+    ret: CType
+    params: tuple[tuple[str | None, CType], ...] | None
+    variadic: bool = False
+
+
+_FLOATS = {"float", "double", "_Complex", "_Imaginary", "_Decimal32", "_Decimal64", "_Decimal128"}
+_WORDS = {"signed", "unsigned", "char", "short", "int", "long", "_Bool", "void"}
+
+
+def canonical_int_name(names: list[str]) -> str | None:
+    """The canonical C name of a list of type specifiers, 'void', or None when not an int type."""
+    words = [n for n in names if n in _WORDS]
+    if len(words) != len(names) or not words:
+        return None
+    if "void" in words:
+        return "void"
+    if "_Bool" in words:
+        return "_Bool"
+    prefix = "unsigned " if "unsigned" in words else ""
+    if "char" in words:
+        return prefix + "char" if prefix or "signed" not in words else "signed char"
+    if "short" in words:
+        base = "short"
+    else:
+        base = ["int", "long", "long long"][min(words.count("long"), 2)]
+    return prefix + base
+
+
+ConstEval = Callable[[Any], int]
+
+
+class TypeResolver:
+    """Resolves declarators in the current scopes of `st`; `const_eval` evaluates array sizes."""
+
+    def __init__(self, st: LowerState, const_eval: ConstEval) -> None:
+        self.st = st
+        self.const_eval = const_eval
+
+    def unsupported(self, node: Any, feature: str, detail: str = "") -> UnsupportedFeature:
+        return UnsupportedFeature(self.st.coord(node), feature, detail)
+
+    def resolve(self, node: Any) -> CType:
+        """The type a declarator (TypeDecl, ArrayDecl, PtrDecl, Typename, ...) denotes."""
+        if isinstance(node, (c_ast.Typename, c_ast.Decl)):
+            return self.resolve(node.type)
+        if isinstance(node, c_ast.TypeDecl):
+            return self.base(node.type)
+        if isinstance(node, c_ast.ArrayDecl):
+            return self.array(node)
+        if isinstance(node, c_ast.PtrDecl):
+            raise self.unsupported(node, "pointer")
+        if isinstance(node, c_ast.FuncDecl):
+            raise self.unsupported(node, "function pointer")
+        if isinstance(node, c_ast.AttributedType):
+            return self.resolve(node.type)
+        raise self.unsupported(node, f"type {type(node).__name__}")
+
+    def integer(self, node: Any, what: str) -> IntType:
+        ty = self.resolve(node)
+        if not isinstance(ty, IntType):
+            raise self.unsupported(node, f"{what} of type {ty.name}")
+        return ty
+
+    def base(self, node: Any) -> CType:
+        if isinstance(node, c_ast.IdentifierType):
+            return self.identifier_type(node)
+        if isinstance(node, c_ast.Enum):
+            return self.enum(node)
+        if isinstance(node, c_ast.Struct):
+            raise self.unsupported(node, "struct")
+        if isinstance(node, c_ast.Union):
+            raise self.unsupported(node, "union")
+        if isinstance(node, c_ast.TypeOf):
+            raise self.unsupported(node, "typeof")
+        if isinstance(node, c_ast.BitIntType):
+            raise self.unsupported(node, "_BitInt")
+        raise self.unsupported(node, f"type {type(node).__name__}")
+
+    def identifier_type(self, node: c_ast.IdentifierType) -> CType:
+        names = list(node.names)
+        canon = canonical_int_name(names)
+        if canon == "void":
+            return VOID
+        if canon is not None:
+            return self.st.ct.named(canon)
+        if any(n in _FLOATS for n in names):
+            raise self.unsupported(node, "floating point")
+        if len(names) == 1:
+            return self.typedef(node, names[0])
+        raise self.unsupported(node, f"type {' '.join(names)}")
+
+    def typedef(self, node: Any, name: str) -> CType:
+        binding = self.st.scopes.lookup(name)
+        if isinstance(binding, TypedefBinding):
+            try:
+                return self.resolve(binding.node)
+            except UnsupportedFeature as exc:
+                raise UnsupportedFeature(self.st.coord(node), exc.feature, f"through typedef {name}") from None
+        if isinstance(binding, PoisonBinding):
+            raise binding.error
+        raise self.unsupported(node, f"type {name}")
+
+    def array(self, node: c_ast.ArrayDecl) -> ArrayType:
+        elem = self.resolve(node.type)
+        if isinstance(elem, ArrayType):
+            raise self.unsupported(node, "multi-dimensional array")
+        if not isinstance(elem, IntType):
+            raise self.unsupported(node, f"array of {elem.name}")
+        if node.dim is None:
+            return ArrayType(elem, None)
+        size = self.const_eval(node.dim)
+        if size < 0 or size > MAX_ARRAY:
+            raise FrontendError(self.st.coord(node), f"array size {size} out of range")
+        return ArrayType(elem, size)
+
+    def enum(self, node: c_ast.Enum) -> IntType:
+        """An enum type (GCC: unsigned int unless a value is negative); defines its constants."""
+        if node.values is None:
+            known = self.st.scopes.tag(f"enum {node.name}") if node.name else None
+            return known if isinstance(known, IntType) else self.st.ct.named("unsigned int")
+        values = self.enumerators(node.values)
+        lo, hi = min(values, default=0), max(values, default=0)
+        ct = self.st.ct
+        ty = ct.named("unsigned int") if lo >= 0 and hi <= 0xFFFFFFFF else ct.named("int")
+        if not ty.min <= lo <= hi <= ty.max:
+            ty = ct.named("long long")
+        if node.name:
+            self.st.scopes.frames[-1].tags[f"enum {node.name}"] = ty
+        return ty
+
+    def enumerators(self, values: c_ast.EnumeratorList) -> list[int]:
+        out: list[int] = []
+        nxt = 0
+        for item in values.enumerators:
+            value = self.const_eval(item.value) if item.value is not None else nxt
+            self.st.scopes.define(item.name, ConstBinding(value))
+            out.append(value)
+            nxt = value + 1
+        return out
+
+    def signature(self, node: c_ast.FuncDecl) -> Signature:
+        ret = self.resolve(node.type)
+        if node.args is None:
+            return Signature(ret, None)
+        params: list[tuple[str | None, CType]] = []
+        variadic = False
+        for p in node.args.params:
+            if isinstance(p, c_ast.EllipsisParam):
+                variadic = True
+                continue
+            if isinstance(p, c_ast.ID):
+                return Signature(ret, None)
+            ty = self.resolve(p.type)
+            if ty == VOID and getattr(p, "name", None) is None:
+                continue
+            if isinstance(ty, ArrayType):
+                raise self.unsupported(p, "array parameter (a pointer)")
+            params.append((getattr(p, "name", None), ty))
+        return Signature(ret, tuple(params), variadic)
+
+    def size_of(self, ty: CType, node: Any) -> int:
+        if isinstance(ty, IntType):
+            return 1 if ty.is_bool else ty.bits // 8
+        if isinstance(ty, ArrayType):
+            if ty.size is None:
+                raise FrontendError(self.st.coord(node), "sizeof of an array of unknown size")
+            return ty.size * self.size_of(ty.elem, node)
+        raise FrontendError(self.st.coord(node), "sizeof(void)")

@@ -1,0 +1,401 @@
+"""C expressions (pycparser AST) to IR: side effects become statements, typing goes through `cexpr`.
+
+`value(node, out)` appends the statements that evaluate `node`'s side effects to `out` (left to
+right) and returns a side-effect-free IR expression for its value; `effect(node, out)` keeps the
+side effects only. When a later operand has side effects that write a variable an earlier
+operand's value reads, that value is saved in a temporary first, so evaluation order is explicit.
+Function calls are left to subclasses (`calls`); `parse_invariant` uses a subclass that rejects
+every side effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pycparser import c_ast
+
+from .. import cexpr
+from ..errors import Coord, FrontendError, UnsupportedFeature
+from ..ir import (
+    INT,
+    ArrayType,
+    Assign,
+    Const,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Stmt,
+    Var,
+    free_vars,
+    walk_stmts,
+)
+from .ctype import VOID, CType, TypeResolver
+from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding, VarBinding
+
+
+@dataclass(frozen=True)
+class LValue:
+    """An assignable place: a scalar variable, or element `index` of an array variable."""
+
+    var: Var
+    index: Expr | None = None
+
+    @property
+    def type(self) -> IntType:
+        ty = self.var.type
+        return ty.elem if isinstance(ty, ArrayType) else ty
+
+    def read(self) -> Expr:
+        return self.var if self.index is None else cexpr.select(self.var, self.index)
+
+
+def assigned(stmts: list[Stmt]) -> set[str]:
+    """Variables the statements may write."""
+    return {s.target for s in walk_stmts(tuple(stmts)) if isinstance(s, (Assign, Havoc))}
+
+
+class ExprLowerer:
+    """Lowers expressions; `call` is the hook for function calls."""
+
+    def __init__(self, st: LowerState) -> None:
+        self.st = st
+        self.types = TypeResolver(st, self.const_int)
+        self.effects_error: Callable[[Coord | None, str], Exception] | None = None
+        self._value_table: dict[type, Callable[[Any, list[Stmt]], Expr]] = {
+            c_ast.ID: self._id,
+            c_ast.Constant: self._constant,
+            c_ast.UnaryOp: self._unary,
+            c_ast.BinaryOp: self._binary,
+            c_ast.Assignment: lambda n, out: self._assign(n, out, True),
+            c_ast.TernaryOp: self._ternary,
+            c_ast.Cast: self._cast,
+            c_ast.FuncCall: self._call_value,
+            c_ast.ArrayRef: lambda n, out: self.lvalue(n, out).read(),
+            c_ast.ExprList: self._comma,
+        }
+
+    # ------------------------------------------------------------------ entry points
+
+    def value(self, node: Any, out: list[Stmt]) -> Expr:
+        """The integer value of `node`; its side effects are appended to `out`."""
+        handler = self._value_table.get(type(node))
+        if handler is None:
+            raise self.unsupported_node(node)
+        return handler(node, out)
+
+    def effect(self, node: Any, out: list[Stmt]) -> None:
+        """Evaluate `node` for its side effects only."""
+        if isinstance(node, c_ast.Assignment):
+            self._assign(node, out, False)
+        elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            self._incdec(node, out, False)
+        elif isinstance(node, c_ast.FuncCall):
+            self.call(node, out, False)
+        elif isinstance(node, c_ast.Cast) and self.types.resolve(node.to_type) == VOID:
+            self.effect(node.expr, out)
+        elif isinstance(node, c_ast.ExprList):
+            for item in node.exprs:
+                self.effect(item, out)
+        elif isinstance(node, c_ast.TernaryOp):
+            self._ternary_effect(node, out)
+        elif isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+            self._logic_effect(node, out)
+        else:
+            self.value(node, out)
+
+    def call(self, node: c_ast.FuncCall, out: list[Stmt], want: bool) -> Expr | None:
+        """Lower a call; return its value (None for void or when `want` is False)."""
+        raise self.effect_error(node, "a function call")
+
+    def const_int(self, node: Any) -> int:
+        """The value of an integer constant expression (array sizes, case labels, enumerators)."""
+        scratch: list[Stmt] = []
+        with self.no_effects(lambda c, what: FrontendError(c, f"{what} in a constant expression")):
+            value = cexpr.const_value(self.value(node, scratch))
+        if value is None or scratch:
+            raise FrontendError(self.st.coord(node), "not an integer constant expression")
+        return value
+
+    @contextmanager
+    def no_effects(self, error: Callable[[Coord | None, str], Exception]) -> Iterator[None]:
+        saved = self.effects_error
+        self.effects_error = error
+        try:
+            yield
+        finally:
+            self.effects_error = saved
+
+    def effect_error(self, node: Any, what: str) -> Exception:
+        coord = self.st.coord(node)
+        if self.effects_error is not None:
+            return self.effects_error(coord, what)
+        return FrontendError(coord, f"{what} is not allowed here")
+
+    def check_effects_allowed(self, node: Any, what: str) -> None:
+        if self.effects_error is not None:
+            raise self.effects_error(self.st.coord(node), what)
+
+    def unsupported_node(self, node: Any) -> Exception:
+        names = {
+            c_ast.StructRef: "struct",
+            c_ast.CompoundLiteral: "compound literal",
+            c_ast.InitList: "initializer list in an expression",
+            c_ast.GenericSelection: "_Generic",
+        }
+        feature = names.get(type(node), f"expression {type(node).__name__}")
+        return UnsupportedFeature(self.st.coord(node), feature)
+
+    # ------------------------------------------------------------------ helpers
+
+    def protect(self, e: Expr, out: list[Stmt], pos: int) -> Expr:
+        """Keep `e` (computed before out[pos:]) from seeing writes made by out[pos:]."""
+        if len(out) == pos or isinstance(e, Const) or not free_vars(e) & assigned(out[pos:]):
+            return e
+        t = self.st.temp(e.type)
+        out.insert(pos, Assign(t.name, e))
+        return t
+
+    def record(self, e: Expr, node: Any) -> Expr:
+        if cexpr.may_overflow(e):
+            self.st.record_overflow(self.st.coord(node))
+        return e
+
+    def binary(self, op: str, a: Expr, b: Expr, node: Any) -> Expr:
+        try:
+            return self.record(cexpr.binary(self.st.ct, op, a, b), node)
+        except TypeError:
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+
+    def truth(self, e: Expr) -> Expr:
+        """`e != 0` as an int 0/1."""
+        return e if cexpr.is_boolean(e) else cexpr.binary(self.st.ct, "!=", e, Const(0, INT))
+
+    # ------------------------------------------------------------------ leaves
+
+    def _id(self, node: c_ast.ID, out: list[Stmt]) -> Expr:
+        binding = self.st.scopes.lookup(node.name)
+        if isinstance(binding, VarBinding):
+            if isinstance(binding.type, ArrayType):
+                raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)", node.name)
+            return Var(binding.name, binding.type)
+        if isinstance(binding, ConstBinding):
+            return Const(binding.value, INT)
+        if isinstance(binding, PoisonBinding):
+            raise UnsupportedFeature(self.st.coord(node), binding.error.feature, f"variable {node.name}")
+        if isinstance(binding, TypedefBinding):
+            raise FrontendError(self.st.coord(node), f"type name '{node.name}' used as a value")
+        if node.name in ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"):
+            raise UnsupportedFeature(self.st.coord(node), "string literal", node.name)
+        raise self.undeclared(node)
+
+    def undeclared(self, node: c_ast.ID) -> Exception:
+        return FrontendError(self.st.coord(node), f"undeclared identifier '{node.name}'")
+
+    def _constant(self, node: c_ast.Constant, out: list[Stmt]) -> Expr:
+        coord = self.st.coord(node)
+        text: str = node.value
+        if node.type == "string":
+            raise UnsupportedFeature(coord, "string literal")
+        if node.type in ("float", "double", "long double"):
+            raise UnsupportedFeature(coord, "floating point", text)
+        try:
+            if node.type == "char":
+                if not text.startswith("'"):
+                    raise UnsupportedFeature(coord, "wide character constant", text)
+                return cexpr.char_literal(text)
+            return cexpr.int_literal(self.st.ct, text)
+        except ValueError as exc:
+            raise UnsupportedFeature(coord, "constant", str(exc)) from None
+
+    # ------------------------------------------------------------------ operators
+
+    def _unary(self, node: c_ast.UnaryOp, out: list[Stmt]) -> Expr:
+        op = node.op
+        if op in ("++", "--", "p++", "p--"):
+            result = self._incdec(node, out, True)
+            assert result is not None
+            return result
+        if op in ("-", "+", "~", "!"):
+            operand = self.value(node.expr, out)
+            return self.record(cexpr.unary(self.st.ct, op, operand), node)
+        if op == "sizeof":
+            return Const(self.types.size_of(self._type_of(node.expr), node), self.st.ct.size_t)
+        features = {"&": "address-of (&)", "*": "pointer dereference", "_Alignof": "_Alignof"}
+        raise UnsupportedFeature(self.st.coord(node), features.get(op, f"operator {op}"))
+
+    def _type_of(self, node: Any) -> CType:
+        """The type of a sizeof operand (a type name, or an expression that is not evaluated)."""
+        if isinstance(node, c_ast.Typename):
+            return self.types.resolve(node)
+        if isinstance(node, c_ast.ID):
+            binding = self.st.scopes.lookup(node.name)
+            if isinstance(binding, VarBinding):
+                return binding.type
+        scratch: list[Stmt] = []
+        with self.no_effects(lambda c, what: UnsupportedFeature(c, "sizeof of an expression with " + what)):
+            return self.value(node, scratch).type
+
+    def _binary(self, node: c_ast.BinaryOp, out: list[Stmt]) -> Expr:
+        # Left-deep chains (a || b || c ...) are walked iteratively, not recursively.
+        spine: list[c_ast.BinaryOp] = []
+        n: Any = node
+        while isinstance(n, c_ast.BinaryOp):
+            spine.append(n)
+            n = n.left
+        acc = self.value(n, out)
+        for b in reversed(spine):
+            acc = self._logic(b, acc, out) if b.op in ("&&", "||") else self._arith(b, acc, out)
+        return acc
+
+    def _arith(self, node: c_ast.BinaryOp, left: Expr, out: list[Stmt]) -> Expr:
+        pos = len(out)
+        right = self.value(node.right, out)
+        left = self.protect(left, out, pos)
+        return self.binary(node.op, left, right, node)
+
+    def _logic(self, node: c_ast.BinaryOp, left: Expr, out: list[Stmt]) -> Expr:
+        sub: list[Stmt] = []
+        right = self.value(node.right, sub)
+        if not sub:
+            return self.binary(node.op, left, right, node)
+        t = self.st.temp(INT)
+        out.append(Assign(t.name, self.truth(left), self.st.coord(node)))
+        inner = (*sub, Assign(t.name, self.truth(right), self.st.coord(node)))
+        cond: Expr = t if node.op == "&&" else cexpr.negate(t)
+        out.append(If(cond, inner, (), self.st.coord(node)))
+        return t
+
+    def _logic_effect(self, node: c_ast.BinaryOp, out: list[Stmt]) -> None:
+        left = self.value(node.left, out)
+        sub: list[Stmt] = []
+        self.effect(node.right, sub)
+        if sub:
+            cond = left if node.op == "&&" else cexpr.negate(left)
+            out.append(If(cond, tuple(sub), (), self.st.coord(node)))
+
+    def _ternary(self, node: c_ast.TernaryOp, out: list[Stmt]) -> Expr:
+        cond = self.value(node.cond, out)
+        s1: list[Stmt] = []
+        s2: list[Stmt] = []
+        a = self.value(node.iftrue, s1)
+        b = self.value(node.iffalse, s2)
+        try:
+            if not s1 and not s2:
+                return cexpr.conditional(self.st.ct, cond, a, b)
+            ty = self.st.ct.common(cexpr.int_type(a), cexpr.int_type(b))
+        except TypeError:
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+        t = self.st.temp(ty)
+        then = (*s1, Assign(t.name, cexpr.convert(a, ty)))
+        orelse = (*s2, Assign(t.name, cexpr.convert(b, ty)))
+        out.append(If(cond, then, orelse, self.st.coord(node)))
+        return t
+
+    def _ternary_effect(self, node: c_ast.TernaryOp, out: list[Stmt]) -> None:
+        cond = self.value(node.cond, out)
+        s1: list[Stmt] = []
+        s2: list[Stmt] = []
+        self.effect(node.iftrue, s1)
+        self.effect(node.iffalse, s2)
+        if s1 or s2:
+            out.append(If(cond, tuple(s1), tuple(s2), self.st.coord(node)))
+
+    def _cast(self, node: c_ast.Cast, out: list[Stmt]) -> Expr:
+        ty = self.types.resolve(node.to_type)
+        if not isinstance(ty, IntType):
+            raise FrontendError(self.st.coord(node), f"cast to {ty.name} used as a value")
+        return cexpr.convert(self.value(node.expr, out), ty)
+
+    def _comma(self, node: c_ast.ExprList, out: list[Stmt]) -> Expr:
+        for item in node.exprs[:-1]:
+            self.effect(item, out)
+        return self.value(node.exprs[-1], out)
+
+    def _call_value(self, node: c_ast.FuncCall, out: list[Stmt]) -> Expr:
+        result = self.call(node, out, True)
+        if result is None:
+            raise FrontendError(self.st.coord(node), "the value of a void function is used")
+        return result
+
+    # ------------------------------------------------------------------ assignments
+
+    def lvalue(self, node: Any, out: list[Stmt]) -> LValue:
+        if isinstance(node, c_ast.ID):
+            binding = self.st.scopes.lookup(node.name)
+            if isinstance(binding, VarBinding) and isinstance(binding.type, IntType):
+                return LValue(Var(binding.name, binding.type))
+            if isinstance(binding, VarBinding):
+                raise FrontendError(self.st.coord(node), f"assignment to array '{node.name}'")
+            if binding is None:
+                raise self.undeclared(node)
+            self._id(node, out)
+            raise FrontendError(self.st.coord(node), f"'{node.name}' is not assignable")
+        if isinstance(node, c_ast.ArrayRef):
+            return self._element(node, out)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+            raise UnsupportedFeature(self.st.coord(node), "pointer dereference")
+        if isinstance(node, c_ast.StructRef):
+            raise UnsupportedFeature(self.st.coord(node), "struct")
+        raise FrontendError(self.st.coord(node), "expression is not assignable")
+
+    def _element(self, node: c_ast.ArrayRef, out: list[Stmt]) -> LValue:
+        array, index_node = node.name, node.subscript
+        if not self._is_array(array) and self._is_array(index_node):
+            array, index_node = index_node, array
+        if not self._is_array(array):
+            if isinstance(array, c_ast.ID):
+                self._id(array, out)
+            raise UnsupportedFeature(self.st.coord(node), "pointer (subscript of a non-array)")
+        binding = self.st.scopes.lookup(array.name)
+        assert isinstance(binding, VarBinding)
+        index = self.value(index_node, out)
+        if not isinstance(index.type, IntType):
+            raise FrontendError(self.st.coord(node), "array index is not an integer")
+        return LValue(Var(binding.name, binding.type), cexpr.convert(index, self.st.ct.promote(index.type)))
+
+    def _is_array(self, node: Any) -> bool:
+        if not isinstance(node, c_ast.ID):
+            return False
+        binding = self.st.scopes.lookup(node.name)
+        return isinstance(binding, VarBinding) and isinstance(binding.type, ArrayType)
+
+    def store(self, lv: LValue, value: Expr, out: list[Stmt], node: Any) -> None:
+        coord = self.st.coord(node)
+        try:
+            cexpr.int_type(value)
+            if lv.index is None:
+                out.append(Assign(lv.var.name, cexpr.convert(value, lv.type), coord))
+            else:
+                out.append(Assign(lv.var.name, cexpr.store(lv.var, lv.index, value), coord))
+        except TypeError:
+            raise UnsupportedFeature(coord, "pointer (array used as a value)") from None
+
+    def _assign(self, node: c_ast.Assignment, out: list[Stmt], want: bool) -> Expr | None:
+        self.check_effects_allowed(node, "an assignment")
+        lv = self.lvalue(node.lvalue, out)
+        pos = len(out)
+        rhs = self.value(node.rvalue, out)
+        if lv.index is not None:
+            lv = LValue(lv.var, self.protect(lv.index, out, pos))
+        new = rhs if node.op == "=" else self.binary(node.op[:-1], lv.read(), rhs, node)
+        self.store(lv, new, out, node)
+        return lv.read() if want else None
+
+    def _incdec(self, node: c_ast.UnaryOp, out: list[Stmt], want: bool) -> Expr | None:
+        self.check_effects_allowed(node, f"{node.op.lstrip('p')}")
+        lv = self.lvalue(node.expr, out)
+        base = lv.read()
+        postfix = node.op.startswith("p")
+        if postfix and want:
+            saved = self.st.temp(lv.type)
+            out.append(Assign(saved.name, base, self.st.coord(node)))
+            base = saved
+        new = self.binary("+" if "++" in node.op else "-", base, Const(1, INT), node)
+        self.store(lv, new, out, node)
+        if not want:
+            return None
+        return base if postfix else lv.read()

@@ -1,0 +1,214 @@
+"""The frontend's entry points: C source -> cpp -> pycparser -> `Program`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from pycparser import c_ast, c_parser
+
+from ..cexpr import DATA_MODELS, CTypes
+from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
+from ..ir import INT, Havoc, IntType, Program, Scope, Stmt, Var
+from .coords import CoordMap
+from .preprocess import Preprocessed, preprocess
+from .state import LowerState, PoisonBinding, VarBinding
+from .stmt import StmtLowerer
+
+MAX_SOURCE_BYTES = 8 << 20
+_PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
+
+
+def lower(path: str | Path, data_model: str = "LP64") -> Program:
+    """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program`.
+
+    Raises InputError (unreadable, empty, not C), FrontendError (malformed for the frontend) or
+    UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists.
+    """
+    p = Path(path)
+    return _lower(read_source(p), str(path), data_model, p.parent)
+
+
+def lower_source(text: str, filename: str = "<input>", data_model: str = "LP64") -> Program:
+    """Like `lower`, for program text; coordinates name `filename`."""
+    return _lower(text, filename, data_model, None)
+
+
+def read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(Coord(str(path), 0), f"cannot read the file: {exc.strerror or exc}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise InputError(Coord(str(path), 0), f"file too large ({len(data)} bytes)")
+    if b"\0" in data:
+        raise InputError(Coord(str(path), 0), "not a C source file (binary data)")
+    return data.decode("utf-8", errors="replace")
+
+
+def _lower(text: str, filename: str, data_model: str, directory: Path | None) -> Program:
+    if data_model not in DATA_MODELS:
+        raise InputError(None, f"unknown data model {data_model!r} (expected ILP32 or LP64)")
+    if not text.strip():
+        raise InputError(Coord(filename, 0), "empty input")
+    if len(text) > MAX_SOURCE_BYTES:
+        raise InputError(Coord(filename, 0), "input too large")
+    pre = preprocess(text, filename, data_model, directory)
+    coords = CoordMap(pre)
+    ast = parse(pre, coords)
+    try:
+        return Frontend(ast, coords, data_model).program()
+    except RecursionError:
+        raise InputError(Coord(filename, 0), "program nested too deeply for the frontend") from None
+    except (UnsupportedFeature, InputError):
+        raise
+    except (KeyError, ValueError, TypeError, AttributeError, AssertionError, IndexError) as exc:
+        raise FrontendError(Coord(filename, 0), f"internal frontend error: {type(exc).__name__}: {exc}") from None
+
+
+def parse(pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
+    """pycparser's AST of the preprocessed text; parse errors become located InputErrors."""
+    try:
+        ast: c_ast.FileAST = c_parser.CParser().parse(pre.text, pre.marker_name)
+        return ast
+    except RecursionError:
+        raise InputError(Coord(pre.filename, 0), "program nested too deeply to parse") from None
+    except Exception as exc:  # pycparser signals bad input with assorted exception types
+        raise _parse_error(str(exc), coords) from None
+
+
+def _parse_error(message: str, coords: CoordMap) -> InputError:
+    m = _PARSE_ERROR.match(message)
+    if m is None:
+        return InputError(Coord(coords.filename, 0), f"parse error: {message}")
+    raw = SimpleNamespace(file=m.group(1), line=int(m.group(2)), column=int(m.group(3) or 0))
+    detail = m.group(4)
+    if detail.startswith("before:"):
+        detail = f"syntax error {detail}"
+    return InputError(coords.coord(raw), f"parse error: {detail}")
+
+
+def _declared_names(node: Any) -> set[str]:
+    """Names of the variables declared anywhere inside `node`."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
+            names.add(n.name)
+        stack.extend(child for _, child in n.children())
+    return names
+
+
+class Frontend:
+    """One lowering run over a parsed translation unit."""
+
+    def __init__(self, ast: c_ast.FileAST, coords: CoordMap, data_model: str) -> None:
+        self.ast = ast
+        self.st = LowerState(CTypes(data_model), coords)
+        self.functions: dict[str, c_ast.FuncDef] = {}
+        self.prototypes: dict[str, Any] = {}
+        self.lw = StmtLowerer(self.st, self.functions, self.prototypes)
+        self.globals: list[tuple[Var, list[c_ast.Decl]]] = []
+
+    def program(self) -> Program:
+        for node in self.ast.ext:
+            self.external(node)
+        main = self.functions.get("main")
+        if main is None:
+            raise FrontendError(Coord(self.st.coords.filename, 0), "no main function")
+        init = self.global_inits()
+        body = self.lower_main(main)
+        st = self.st
+        scope = Scope("main", (*init, *st.init, *body), st.coord(main))
+        return Program(
+            file=st.coords.filename,
+            data_model=st.ct.data_model,
+            variables=tuple(st.variables),
+            body=(scope,),
+            loops=tuple(st.loops),
+            overflow_sites=tuple(st.overflow),
+        )
+
+    def external(self, node: Any) -> None:
+        if isinstance(node, c_ast.FuncDef):
+            name = node.decl.name
+            if name in self.functions:
+                raise FrontendError(self.st.coord(node), f"function '{name}' defined twice")
+            self.functions[name] = node
+            self.prototypes.pop(name, None)
+        elif isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.FuncDecl):
+            if node.name not in self.functions:
+                old = self.prototypes.get(node.name)
+                if old is None or node.type.args is not None or old.args is None:
+                    self.prototypes[node.name] = node.type
+        elif isinstance(node, c_ast.Decl):
+            self.global_decl(node)
+        elif isinstance(node, c_ast.Typedef):
+            self.lw.typedef(node)
+
+    def global_decl(self, node: c_ast.Decl) -> None:
+        st = self.st
+        if node.name is None:
+            if not isinstance(node.type, (c_ast.Struct, c_ast.Union)):
+                self.lw.types.resolve(node.type)
+            return
+        existing = st.scopes.frames[0].names.get(node.name)
+        if isinstance(existing, VarBinding):
+            for var, decls in self.globals:
+                if var.name == existing.name:
+                    decls.append(node)
+            return
+        try:
+            ty = self.lw.complete(self.lw.types.resolve(node.type), node.init, node)
+        except UnsupportedFeature as exc:
+            st.scopes.define(node.name, PoisonBinding(exc))
+            return
+        var = st.declare(node.name, ty, "global", st.coord(node))
+        st.scopes.define(node.name, VarBinding(var.name, ty))
+        self.globals.append((var, [node]))
+
+    def global_inits(self) -> list[Stmt]:
+        out: list[Stmt] = []
+        for var, decls in self.globals:
+            with_init = [d for d in decls if d.init is not None]
+            first = decls[0]
+            coord = self.st.coord(with_init[-1] if with_init else first)
+            if not with_init and all("extern" in (d.storage or []) for d in decls):
+                out.append(Havoc(var.name, coord, "extern"))
+                continue
+            try:
+                out += self.lw.static_init(var, with_init[-1].init if with_init else None, coord)
+            except UnsupportedFeature as exc:
+                self.st.scopes.frames[0].names[first.name] = PoisonBinding(exc)
+                self.st.variables = [v for v in self.st.variables if v.name != var.name]
+        return out
+
+    def lower_main(self, main: c_ast.FuncDef) -> list[Stmt]:
+        st, lw = self.st, self.lw
+        st.reserved = _declared_names(main.body)
+        st.call_stack = ["main"]
+        st.scopes = st.scopes.function_scope()
+        st.site = st.coord(main)
+        body: list[Stmt] = []
+        args = main.decl.type.args
+        for p in (args.params if args else []):
+            self.main_param(p, body)
+        lw.ret_stack.append((None, INT))
+        body += lw.stmts(list(main.body.block_items or []))
+        return body
+
+    def main_param(self, p: Any, body: list[Stmt]) -> None:
+        if not isinstance(p, c_ast.Decl) or p.name is None:
+            return
+        try:
+            ty = self.lw.types.resolve(p.type)
+        except UnsupportedFeature as exc:
+            self.st.scopes.define(p.name, PoisonBinding(exc))
+            return
+        if isinstance(ty, IntType):
+            var = self.st.declare(p.name, ty, "param", self.st.coord(p))
+            self.st.scopes.define(p.name, VarBinding(var.name, ty))
+            body.append(Havoc(var.name, self.st.coord(p), "main parameter"))

@@ -1,0 +1,124 @@
+"""Run the system C preprocessor with Quokka's own libc headers and GNU extensions neutralised.
+
+The program text goes to cpp on stdin behind a `#line 1 "<file>"` marker, so the line markers
+in cpp's output (which pycparser follows) name the user's file, never a temporary one.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Coord, InputError, ToolMissing, UnsupportedFeature
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+CPP_TIMEOUT_S = 30.0
+
+# GNU spellings pycparser does not know, mapped to standard C (or to nothing).
+GNU_DEFINES = (
+    "__attribute__(x)=",
+    "__attribute(x)=",
+    "__extension__=",
+    "__restrict=",
+    "__restrict__=",
+    "__inline=inline",
+    "__inline__=inline",
+    "__asm__(x)=",
+    "__asm(x)=",
+    "__const=const",
+    "__const__=const",
+    "__signed__=signed",
+    "__signed=signed",
+    "__volatile__=volatile",
+    "__volatile=volatile",
+    "__thread=",
+    "__builtin_va_list=int",
+    "__gnuc_va_list=int",
+    "__builtin_expect(e,c)=(e)",
+    "_Noreturn=",
+    "__noreturn__=",
+    "_Float128=double",
+    "_Float64=double",
+    "_Float32=float",
+    "_Float64x=double",
+    "_Float32x=double",
+    "__float128=double",
+)
+
+_CPP_ERROR = re.compile(r"^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$", re.MULTILINE)
+_MISSING_HEADER = re.compile(r"([^\s:]+): No such file or directory|no include path in which to search for (\S+)")
+
+
+@dataclass(frozen=True)
+class Preprocessed:
+    """cpp's output (with line markers) and what is needed to map its coordinates back."""
+
+    text: str
+    filename: str
+    source: str
+    marker_name: str
+
+
+def find_cpp() -> list[str]:
+    """The command that runs the C preprocessor on stdin: `cpp`, else `gcc -E`, else `cc -E`."""
+    for name, args in (("cpp", []), ("gcc", ["-E"]), ("cc", ["-E"])):
+        path = shutil.which(name)
+        if path:
+            return [path, *args]
+    raise ToolMissing("no C preprocessor found: install cpp or gcc (e.g. `apt-get install cpp`)")
+
+
+def marker_name(filename: str) -> str:
+    """`filename` as it appears between the quotes of a line marker."""
+    return filename.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def cpp_command(data_model: str, directory: Path | None) -> list[str]:
+    cmd = [*find_cpp(), "-x", "c", "-nostdinc", "-undef", "-I", str(INCLUDE_DIR)]
+    if directory is not None:
+        cmd += ["-iquote", str(directory)]
+    cmd += ["-D__QUOKKA__", f"-D__QUOKKA_{data_model}__"]
+    cmd += [f"-D{d}" for d in GNU_DEFINES]
+    return [*cmd, "-"]
+
+
+def preprocess(source: str, filename: str, data_model: str, directory: Path | None = None) -> Preprocessed:
+    """Preprocess `source` (the text of `filename`); raise a located InputError on cpp errors."""
+    name = marker_name(filename)
+    stdin = f'#line 1 "{name}"\n{source}'
+    if not source.endswith("\n"):
+        stdin += "\n"
+    try:
+        done = subprocess.run(
+            cpp_command(data_model, directory),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=CPP_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise InputError(Coord(filename, 0), f"the C preprocessor took over {CPP_TIMEOUT_S:.0f} s") from None
+    except OSError as exc:
+        raise ToolMissing(f"cannot run the C preprocessor: {exc}") from None
+    if done.returncode != 0:
+        raise _cpp_error(done.stderr, filename, name)
+    return Preprocessed(done.stdout, filename, source, name)
+
+
+def _cpp_error(stderr: str, filename: str, name: str) -> InputError | UnsupportedFeature:
+    m = _CPP_ERROR.search(stderr)
+    if m is None:
+        first = stderr.strip().splitlines()[:1]
+        return InputError(Coord(filename, 0), f"preprocessor failed: {first[0] if first else 'no message'}")
+    file = filename if m.group(1) in (name, "<stdin>") else m.group(1)
+    coord = Coord(file, int(m.group(2)), int(m.group(3)))
+    message = m.group(4)
+    missing = _MISSING_HEADER.search(message)
+    if missing:
+        header = missing.group(1) or missing.group(2)
+        return UnsupportedFeature(coord, f"#include <{header}>", "Quokka ships no such header")
+    return InputError(coord, f"preprocessor: {message}")

@@ -1,0 +1,170 @@
+"""The mutable bookkeeping of one lowering run: names, scopes, loops, overflow sites.
+
+One `LowerState` lives for one call of `lower`/`parse_invariant` (no module-level state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cexpr import CTypes
+from ..errors import Coord, UnsupportedFeature
+from ..ir import LoopInfo, Stmt, Type, Var, VarDecl
+from .coords import CoordMap
+
+
+@dataclass(frozen=True)
+class VarBinding:
+    """A C variable: its IR name and type."""
+
+    name: str
+    type: Type
+
+
+@dataclass(frozen=True)
+class ConstBinding:
+    """An enumeration constant."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class TypedefBinding:
+    """A typedef name; `node` is the pycparser type it stands for (resolved when used)."""
+
+    node: Any
+
+
+@dataclass(frozen=True)
+class PoisonBinding:
+    """A name whose declaration uses an unsupported feature: using it raises `error`."""
+
+    error: UnsupportedFeature
+
+
+Binding = VarBinding | ConstBinding | TypedefBinding | PoisonBinding
+
+
+@dataclass
+class Frame:
+    """One block scope: ordinary identifiers and tags (enum/struct names)."""
+
+    names: dict[str, Binding] = field(default_factory=dict)
+    tags: dict[str, Type] = field(default_factory=dict)
+
+
+class Scopes:
+    """C's block scopes; a function body sees the file scope and its own blocks only."""
+
+    def __init__(self, file_scope: Frame) -> None:
+        self.frames: list[Frame] = [file_scope]
+
+    def push(self) -> None:
+        self.frames.append(Frame())
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def lookup(self, name: str) -> Binding | None:
+        for frame in reversed(self.frames):
+            if name in frame.names:
+                return frame.names[name]
+        return None
+
+    def tag(self, name: str) -> Type | None:
+        for frame in reversed(self.frames):
+            if name in frame.tags:
+                return frame.tags[name]
+        return None
+
+    def define(self, name: str, binding: Binding) -> None:
+        self.frames[-1].names[name] = binding
+
+    def visible_vars(self) -> tuple[tuple[str, str], ...]:
+        """C name -> IR name of every visible variable, innermost declaration winning."""
+        out: dict[str, str] = {}
+        for frame in self.frames:
+            for c_name, b in frame.names.items():
+                if isinstance(b, VarBinding):
+                    out.pop(c_name, None)
+                    out[c_name] = b.name
+                elif c_name in out:
+                    del out[c_name]
+        return tuple(out.items())
+
+    def function_scope(self) -> Scopes:
+        """A fresh scope chain for a function body: the file scope plus one empty block."""
+        inner = Scopes(self.frames[0])
+        inner.push()
+        return inner
+
+
+@dataclass
+class SwitchContext:
+    """The innermost enclosing `switch`: a `break` sets `flag` (created on first use)."""
+
+    flag: str | None = None
+    uses: int = 0
+
+
+class LowerState:
+    """Everything one lowering run accumulates."""
+
+    def __init__(self, ct: CTypes, coords: CoordMap, file_scope: Frame | None = None) -> None:
+        self.ct = ct
+        self.coords = coords
+        self.scopes = Scopes(file_scope or Frame())
+        self.variables: list[VarDecl] = []
+        self.taken: set[str] = set()
+        self.reserved: set[str] = set()
+        self.loops: list[LoopInfo] = []
+        self.loop_stack: list[str] = []
+        self.breakables: list[SwitchContext | None] = []
+        self.overflow: dict[Coord, None] = {}
+        self.init: list[Stmt] = []
+        self.statics: dict[tuple[str, int, int], VarBinding] = {}
+        self.counter = 0
+        self.call_stack: list[str] = []
+        self.site: Coord | None = None
+        self.size = 0
+
+    def coord(self, node: Any) -> Coord | None:
+        return self.coords.coord(getattr(node, "coord", None))
+
+    def fresh_name(self, c_name: str, plain: bool) -> str:
+        """A new unique IR name: `c_name` itself when free (and `plain` or unreserved), else c_name_k."""
+        if c_name not in self.taken and (plain or c_name not in self.reserved):
+            return c_name
+        k = 1
+        while f"{c_name}_{k}" in self.taken or f"{c_name}_{k}" in self.reserved:
+            k += 1
+        return f"{c_name}_{k}"
+
+    def declare(self, c_name: str, ty: Type, kind: str, coord: Coord | None, plain: bool = True) -> Var:
+        name = self.fresh_name(c_name, plain)
+        self.taken.add(name)
+        self.variables.append(VarDecl(name, ty, kind, c_name, coord))
+        return Var(name, ty)
+
+    def temp(self, ty: Type, hint: str = "tmp") -> Var:
+        """A fresh temporary; the dot keeps it apart from every C identifier."""
+        self.counter += 1
+        name = f"{hint}.{self.counter}"
+        self.taken.add(name)
+        self.variables.append(VarDecl(name, ty, "temp", name, None))
+        return Var(name, ty)
+
+    def loop_id(self, coord: Coord | None) -> str:
+        base = f"L{coord.line if coord else 0}"
+        ids = {info.id for info in self.loops}
+        if base not in ids:
+            return base
+        k = 2
+        while f"{base}_{k}" in ids:
+            k += 1
+        return f"{base}_{k}"
+
+    def record_overflow(self, coord: Coord | None) -> None:
+        if coord is not None:
+            self.overflow[coord] = None

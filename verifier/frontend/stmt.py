@@ -1,0 +1,381 @@
+"""C statements and declarations to IR statements (loops, switch, blocks, initialisers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pycparser import c_ast
+
+from .. import cexpr
+from ..errors import Coord, FrontendError, UnsupportedFeature
+from ..ir import (
+    INT,
+    ArrayType,
+    Assign,
+    Break,
+    Const,
+    Continue,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Loop,
+    LoopInfo,
+    Return,
+    Scope,
+    Stmt,
+    Var,
+    stmt_children,
+)
+from .calls import CallLowerer
+from .ctype import VOID, CType, Signature
+from .state import LowerState, TypedefBinding, VarBinding
+from .switch import lower_switch
+
+MAX_STATEMENTS = 300_000
+MAX_INIT_ARRAY = 4096
+
+
+def has_continue(block: list[Stmt]) -> bool:
+    """A `continue` in `block` that belongs to the loop around it (not to a nested loop)."""
+    stack: list[Stmt] = list(block)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, Continue):
+            return True
+        if not isinstance(s, (Loop, Scope)):
+            for sub in stmt_children(s):
+                stack.extend(sub)
+    return False
+
+
+class StmtLowerer(CallLowerer):
+    """Lowers function bodies; one instance per lowering run."""
+
+    def __init__(self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]) -> None:
+        super().__init__(st, functions, prototypes)
+        self.ret_stack: list[tuple[Var | None, CType]] = []
+        self._stmt_table: dict[type, Any] = {
+            c_ast.Compound: lambda n, out: out.extend(self.block(n)),
+            c_ast.Decl: self.declaration,
+            c_ast.DeclList: lambda n, out: [self.declaration(d, out) for d in n.decls],
+            c_ast.Typedef: lambda n, out: self.typedef(n),
+            c_ast.If: self._if,
+            c_ast.While: self._while,
+            c_ast.DoWhile: self._do_while,
+            c_ast.For: self._for,
+            c_ast.Switch: self._switch,
+            c_ast.Break: self._break,
+            c_ast.Continue: self._continue,
+            c_ast.Return: self._return,
+            c_ast.Label: lambda n, out: self.stmt(n.stmt, out),
+            c_ast.Goto: lambda n, out: self._unsupported(n, "goto"),
+            c_ast.EmptyStatement: lambda n, out: None,
+            c_ast.Pragma: lambda n, out: None,
+            c_ast.StaticAssert: lambda n, out: None,
+            c_ast.Case: lambda n, out: self._misplaced(n, "case label outside a switch"),
+            c_ast.Default: lambda n, out: self._misplaced(n, "default label outside a switch"),
+            c_ast.FuncDef: lambda n, out: self._unsupported(n, "nested function definition"),
+        }
+
+    def _unsupported(self, node: Any, feature: str) -> None:
+        raise UnsupportedFeature(self.st.coord(node), feature)
+
+    def _misplaced(self, node: Any, what: str) -> None:
+        raise FrontendError(self.st.coord(node), what)
+
+    # ------------------------------------------------------------------ functions
+
+    def function_body(self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr],
+                      ret: Var | None, coord: Any) -> list[Stmt]:
+        st = self.st
+        saved = st.scopes, st.breakables
+        st.scopes, st.breakables = st.scopes.function_scope(), []
+        st.call_stack.append(fdef.decl.name)
+        self.ret_stack.append((ret, sig.ret))
+        try:
+            body: list[Stmt] = []
+            for (pname, pty), value in zip(sig.params or (), args, strict=False):
+                assert isinstance(pty, IntType)
+                var = st.declare(pname or "arg", pty, "param", coord, plain=False)
+                if pname:
+                    st.scopes.define(pname, VarBinding(var.name, pty))
+                body.append(Assign(var.name, cexpr.convert(value, pty), coord))
+            body += self.stmts(list(fdef.body.block_items or []))
+            return body
+        finally:
+            st.scopes, st.breakables = saved
+            st.call_stack.pop()
+            self.ret_stack.pop()
+
+    # ------------------------------------------------------------------ blocks
+
+    def block(self, node: Any) -> list[Stmt]:
+        """A statement as a block with its own scope."""
+        items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
+        self.st.scopes.push()
+        try:
+            return self.stmts(items)
+        finally:
+            self.st.scopes.pop()
+
+    def stmts(self, items: list[Any]) -> list[Stmt]:
+        """A statement list; after a `break` out of an enclosing switch the rest is skipped."""
+        out: list[Stmt] = []
+        ctx = self.st.breakables[-1] if self.st.breakables else None
+        for k, item in enumerate(items):
+            before = ctx.uses if ctx else 0
+            self.stmt(item, out)
+            if ctx is not None and ctx.uses > before and k + 1 < len(items):
+                rest = self.stmts(items[k + 1:])
+                if rest and ctx.flag is not None:
+                    out.append(If(cexpr.negate(Var(ctx.flag, INT)), tuple(rest), ()))
+                return out
+        return out
+
+    def stmt(self, node: Any, out: list[Stmt]) -> None:
+        st = self.st
+        st.size += 1
+        if st.size > MAX_STATEMENTS:
+            raise UnsupportedFeature(st.coord(node), "program too large after inlining")
+        if len(st.call_stack) == 1 and not isinstance(node, (c_ast.Compound, c_ast.Label)):
+            st.site = st.coord(node)
+        handler = self._stmt_table.get(type(node))
+        if handler is not None:
+            handler(node, out)
+        else:
+            self.effect(node, out)
+
+    # ------------------------------------------------------------------ declarations
+
+    def typedef(self, node: c_ast.Typedef) -> None:
+        self.st.scopes.define(node.name, TypedefBinding(node.type))
+        try:
+            self.types.resolve(node.type)  # defines the constants of an enum declared here
+        except UnsupportedFeature:
+            pass
+
+    def declaration(self, node: c_ast.Decl, out: list[Stmt]) -> None:
+        if isinstance(node.type, c_ast.FuncDecl):
+            if node.name not in self.functions:
+                self.prototypes[node.name] = node.type
+            return
+        if node.name is None:
+            if not isinstance(node.type, (c_ast.Struct, c_ast.Union)):
+                self.types.resolve(node.type)
+            return
+        storage = node.storage or []
+        if "extern" in storage:
+            self._extern_local(node)
+            return
+        ty = self.complete(self.types.resolve(node.type), node.init, node)
+        if "static" in storage:
+            self._static_local(node, ty)
+            return
+        coord = self.st.coord(node)
+        var = self.st.declare(node.name, ty, "local", coord, plain=len(self.st.call_stack) == 1)
+        self.st.scopes.define(node.name, VarBinding(var.name, ty))
+        self.initialize(var, node.init, out, coord)
+
+    def complete(self, ty: CType, init: Any, node: Any) -> IntType | ArrayType:
+        """The declared type, with the size of `int a[] = {...}` taken from the initialiser."""
+        if ty == VOID or not isinstance(ty, (IntType, ArrayType)):
+            raise FrontendError(self.st.coord(node), "variable of type void")
+        if isinstance(ty, ArrayType) and ty.size is None:
+            if not isinstance(init, c_ast.InitList):
+                raise FrontendError(self.st.coord(node), "array without a size")
+            indices = self.array_values(ty, init, []).keys()
+            return ArrayType(ty.elem, max(indices, default=-1) + 1)
+        return ty
+
+    def _extern_local(self, node: c_ast.Decl) -> None:
+        binding = self.st.scopes.frames[0].names.get(node.name)
+        if binding is None:
+            raise UnsupportedFeature(self.st.coord(node), "extern variable without a definition", node.name)
+        self.st.scopes.define(node.name, binding)
+
+    def _static_local(self, node: c_ast.Decl, ty: IntType | ArrayType) -> None:
+        coord = self.st.coord(node)
+        key = (self.st.call_stack[-1], coord.line if coord else 0, coord.column if coord else 0)
+        binding = self.st.statics.get(key)
+        if binding is None:
+            var = self.st.declare(node.name, ty, "global", coord, plain=False)
+            self.st.init += self.static_init(var, node.init, coord)
+            binding = self.st.statics[key] = VarBinding(var.name, ty)
+        self.st.scopes.define(node.name, binding)
+
+    def static_init(self, var: Var, init: Any, coord: Coord | None) -> list[Stmt]:
+        """The start-of-program statements giving a global/static its C initial value (0 if none)."""
+        out: list[Stmt] = []
+        with self.no_effects(lambda c, what: FrontendError(c, f"{what} in a static initializer")):
+            if init is None and isinstance(var.type, IntType):
+                out.append(Assign(var.name, Const(0, var.type), coord))
+            elif init is None:
+                self.initialize(var, c_ast.InitList([]), out, coord)
+            else:
+                self.initialize(var, init, out, coord)
+        return out
+
+    def initialize(self, var: Var, init: Any, out: list[Stmt], coord: Coord | None) -> None:
+        if init is None:
+            out.append(Havoc(var.name, coord, "uninitialised"))
+            return
+        if isinstance(var.type, IntType):
+            if isinstance(init, c_ast.InitList):
+                if len(init.exprs) != 1:
+                    raise FrontendError(coord, "scalar initialised with a list")
+                init = init.exprs[0]
+            out.append(Assign(var.name, cexpr.convert(self.scalar(init, out), var.type), coord))
+            return
+        assert isinstance(var.type, ArrayType)
+        self.array_initialize(var, var.type, init, out, coord)
+
+    def scalar(self, node: Any, out: list[Stmt]) -> Expr:
+        value = self.value(node, out)
+        if not isinstance(value.type, IntType):
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)")
+        return value
+
+    def array_initialize(self, var: Var, ty: ArrayType, init: Any, out: list[Stmt], coord: Coord | None) -> None:
+        if not isinstance(init, c_ast.InitList):
+            feature = "string literal" if isinstance(init, c_ast.Constant) else "array initialised from a non-list"
+            raise UnsupportedFeature(coord, feature)
+        size = ty.size or 0
+        if size > MAX_INIT_ARRAY:
+            raise UnsupportedFeature(coord, "large initialised array", f"{size} elements")
+        values = self.array_values(ty, init, out)
+        array: Expr = var
+        for i in range(size):
+            array = cexpr.store(array, Const(i, INT), values.get(i, Const(0, ty.elem)))
+        out.append(Havoc(var.name, coord, "array initializer"))
+        out.append(Assign(var.name, array, coord))
+
+    def array_values(self, ty: ArrayType, init: c_ast.InitList, out: list[Stmt]) -> dict[int, Expr]:
+        values: dict[int, Expr] = {}
+        index = 0
+        for item in init.exprs:
+            if isinstance(item, c_ast.NamedInitializer):
+                designator = item.name[0] if len(item.name) == 1 else None
+                if designator is None or isinstance(designator, c_ast.ID):
+                    raise UnsupportedFeature(self.st.coord(item), "designated initializer")
+                index = self.const_int(getattr(designator, "expr", designator))
+                item = item.expr
+            if isinstance(item, c_ast.InitList):
+                raise UnsupportedFeature(self.st.coord(item), "nested initializer list")
+            values[index] = self.scalar(item, out)
+            index += 1
+        if ty.size is not None and any(i < 0 or i >= ty.size for i in values):
+            raise FrontendError(self.st.coord(init), "too many initializers for the array")
+        return values
+
+    # ------------------------------------------------------------------ control flow
+
+    def _if(self, node: c_ast.If, out: list[Stmt]) -> None:
+        cond = self.value(node.cond, out)
+        then = self.block(node.iftrue)
+        orelse = self.block(node.iffalse) if node.iffalse is not None else []
+        out.append(If(cond, tuple(then), tuple(orelse), self.st.coord(node)))
+
+    def _loop_info(self, node: Any) -> str:
+        st = self.st
+        coord = st.coord(node) or Coord(st.coords.filename, 0, 0)
+        lid = st.loop_id(coord)
+        parent = st.loop_stack[-1] if st.loop_stack else None
+        info = LoopInfo(lid, coord, max(coord.line - 1, 0), st.scopes.visible_vars(), st.call_stack[-1], parent)
+        st.loops.append(info)
+        return lid
+
+    @contextmanager
+    def _in_loop(self, lid: str) -> Iterator[None]:
+        self.st.loop_stack.append(lid)
+        self.st.breakables.append(None)
+        try:
+            yield
+        finally:
+            self.st.loop_stack.pop()
+            self.st.breakables.pop()
+
+    def _exit_unless(self, cond_node: Any, body: list[Stmt], node: Any) -> None:
+        cond = self.value(cond_node, body)
+        if isinstance(cond, Const) and cond.value != 0:
+            return
+        coord = self.st.coord(cond_node)
+        body.append(If(cexpr.negate(cond), (Break(coord),), (), coord))
+
+    def _while(self, node: c_ast.While, out: list[Stmt]) -> None:
+        lid = self._loop_info(node)
+        with self._in_loop(lid):
+            body: list[Stmt] = []
+            self._exit_unless(node.cond, body, node)
+            body += self.block(node.stmt)
+        out.append(Loop(lid, tuple(body), (), self.st.coord(node)))
+
+    def _do_while(self, node: c_ast.DoWhile, out: list[Stmt]) -> None:
+        lid = self._loop_info(node)
+        with self._in_loop(lid):
+            body = self.block(node.stmt)
+            check: list[Stmt] = []
+            self._exit_unless(node.cond, check, node)
+        if has_continue(body):
+            out.append(Loop(lid, tuple(body), tuple(check), self.st.coord(node)))
+        else:
+            out.append(Loop(lid, (*body, *check), (), self.st.coord(node)))
+
+    def _for(self, node: c_ast.For, out: list[Stmt]) -> None:
+        st = self.st
+        st.scopes.push()
+        try:
+            if isinstance(node.init, c_ast.DeclList):
+                for d in node.init.decls:
+                    self.declaration(d, out)
+            elif node.init is not None:
+                self.effect(node.init, out)
+            lid = self._loop_info(node)
+            with self._in_loop(lid):
+                body: list[Stmt] = []
+                if node.cond is not None:
+                    self._exit_unless(node.cond, body, node)
+                body += self.block(node.stmt)
+                step: list[Stmt] = []
+                if node.next is not None:
+                    if len(st.call_stack) == 1:
+                        st.site = st.coord(node.next)
+                    self.effect(node.next, step)
+            out.append(Loop(lid, tuple(body), tuple(step), st.coord(node)))
+        finally:
+            st.scopes.pop()
+
+    def _break(self, node: c_ast.Break, out: list[Stmt]) -> None:
+        st = self.st
+        if not st.breakables:
+            raise FrontendError(st.coord(node), "break outside a loop or switch")
+        ctx = st.breakables[-1]
+        if ctx is None:
+            out.append(Break(st.coord(node)))
+            return
+        if ctx.flag is None:
+            ctx.flag = st.temp(INT, "brk").name
+        ctx.uses += 1
+        out.append(Assign(ctx.flag, Const(1, INT), st.coord(node)))
+
+    def _continue(self, node: c_ast.Continue, out: list[Stmt]) -> None:
+        if None not in self.st.breakables:
+            raise FrontendError(self.st.coord(node), "continue outside a loop")
+        out.append(Continue(self.st.coord(node)))
+
+    def _return(self, node: c_ast.Return, out: list[Stmt]) -> None:
+        ret, ret_ty = self.ret_stack[-1] if self.ret_stack else (None, VOID)
+        if node.expr is not None:
+            if ret is not None and isinstance(ret_ty, IntType):
+                value = self.scalar(node.expr, out)
+                out.append(Assign(ret.name, cexpr.convert(value, ret_ty), self.st.coord(node)))
+            else:
+                self.effect(node.expr, out)
+        out.append(Return(self.st.coord(node)))
+
+    # ------------------------------------------------------------------ switch
+
+    def _switch(self, node: c_ast.Switch, out: list[Stmt]) -> None:
+        lower_switch(self, node, out)

@@ -1,0 +1,727 @@
+"""A concrete interpreter for the IR, fast enough to run a program thousands of times.
+
+`compile_program` translates the statement tree once into a flat list of instructions (Python
+closures that return the next program counter) with explicit jumps, so neither compiling nor
+running recurses on statement nesting; `Runner.run` executes that list. Expressions become
+nested closures over an environment list (slot 0 holds the run's `RunState`, slot k+1 the
+value of variable k). All arithmetic is `semantics`' (fast paths compute `+ - *` and
+comparisons with Python's operators, which are exactly `semantics`' mathematical ones, and
+call `semantics.wrap` only when a result leaves its type's range).
+
+Conventions (beyond the IR's semantics):
+
+* Every variable starts at 0 (arrays: every element 0).
+* Each executed `Havoc` of an integer variable takes the next input, converted to the target's
+  type with `semantics.wrap` (300 into an `unsigned char` becomes 44); a sequence that has run
+  out gives 0. `Execution.inputs_used` holds the converted values, `Execution.havocs` the
+  statements that took them. A `Havoc` of an array makes every element an input, drawn lazily
+  when the element is first read (unread elements consume no input).
+* `LoopHeadState.values` holds every integer variable of the program (arrays are omitted);
+  `iteration` counts from 0 at each entry into the loop. After `max_loop_head_states` states
+  the run goes on without recording more.
+* `overflows` lists, once each in order of first occurrence, the statements where a signed
+  operation produced a value outside its type (C's undefined overflow; `INT_MIN % -1`
+  included); the run continues with the mathematical value, as the IR defines.
+* `steps` counts executed instructions: statements, loop-head passes and the jumps that end a
+  `then` branch; `path` lists the coordinates of executed statements and loop heads, with
+  consecutive duplicates merged.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import semantics
+from .errors import Coord
+from .ir import (
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Block,
+    Break,
+    Cast,
+    Const,
+    Continue,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Ite,
+    Loop,
+    Program,
+    Return,
+    Scope,
+    Select,
+    Stmt,
+    Store,
+    Unary,
+    Var,
+    VarDecl,
+)
+
+InputFn = Callable[[VarDecl, Havoc], int]
+Inputs = Sequence[int] | InputFn
+Env = list[Any]
+Fn = Callable[[Env], Any]
+Pred = Callable[[Env], bool]
+Instr = Callable[[Env], int]
+
+
+@dataclass(frozen=True)
+class LoopHeadState:
+    """The integer variables (IR name -> value) when the head of loop `loop_id` is reached."""
+
+    loop_id: str
+    iteration: int
+    values: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The result of one run.
+
+    `outcome` is "error" (an Assert failed: `error` is it), "exit" (main returned), "blocked" (an
+    Assume was false, which includes abort/exit), "ub" (division by zero, bad shift, array index
+    out of bounds) or "limit" (`max_steps` reached).
+    """
+
+    outcome: str
+    error: Assert | None
+    path: tuple[Coord, ...]
+    loop_heads: tuple[LoopHeadState, ...]
+    inputs_used: tuple[int, ...]
+    overflows: tuple[Coord, ...]
+    steps: int
+    message: str
+    havocs: tuple[Havoc, ...] = ()
+
+
+class _Stop(Exception):
+    """Ends a run early at a failed Assert ("error") or Assume ("blocked")."""
+
+    def __init__(self, outcome: str, stmt: Assert | Assume) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+        self.stmt = stmt
+
+
+class _Array(dict[int, int]):
+    """An array value: index -> element; missing elements are 0 or drawn lazily by `fill`."""
+
+    __slots__ = ("fill",)
+
+    def __init__(self, items: Mapping[int, int] | None = None, fill: Callable[[int], int] | None = None):
+        super().__init__(items or {})
+        self.fill = fill
+
+    def __missing__(self, index: int) -> int:
+        return 0 if self.fill is None else self.fill(index)
+
+    def clone(self) -> _Array:
+        return _Array(self, self.fill)
+
+
+# ----------------------------------------------------------------------------- compiled program
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    code: tuple[Instr, ...]
+    coords: tuple[Coord | None, ...]
+    coord_ids: tuple[int, ...]  # per instruction: index into coord_table, -1 for none
+    coord_table: tuple[Coord, ...]
+    loop_ids: tuple[str, ...]
+    int_names: tuple[str, ...]
+    int_values: Callable[[Env], Sequence[int]]
+    array_slots: tuple[int, ...]
+    size: int
+
+    def initial_env(self, state: RunState) -> Env:
+        env: Env = [0] * self.size
+        env[0] = state
+        for slot in self.array_slots:
+            env[slot] = _Array()
+        return env
+
+
+class RunState:
+    """The bookkeeping of one run (slot 0 of the environment); instructions call into it."""
+
+    def __init__(self, compiled: _Compiled, inputs: Inputs, max_heads: int) -> None:
+        self._compiled = compiled
+        self._inputs = inputs
+        self._next = 0
+        self.used: list[int] = []
+        self.havocs: list[Havoc] = []
+        self.overflows: dict[Coord, None] = {}
+        self.heads: list[LoopHeadState] = []
+        self.heads_left = max_heads
+        self.iterations = [0] * len(compiled.loop_ids)
+
+    def take(self, decl: VarDecl, stmt: Havoc, ty: IntType) -> int:
+        """The next input, converted to `ty` and recorded."""
+        if callable(self._inputs):
+            raw = self._inputs(decl, stmt)
+        elif self._next < len(self._inputs):
+            raw = self._inputs[self._next]
+            self._next += 1
+        else:
+            raw = 0
+        value = semantics.wrap(raw, ty)
+        self.used.append(value)
+        self.havocs.append(stmt)
+        return value
+
+    def overflow(self, coord: Coord | None) -> None:
+        if coord is not None:
+            self.overflows[coord] = None
+
+    def head(self, loop: int, env: Env, entry: bool) -> None:
+        iteration = 0 if entry else self.iterations[loop]
+        self.iterations[loop] = iteration + 1
+        if self.heads_left > 0:
+            self.heads_left -= 1
+            compiled = self._compiled
+            values = dict(zip(compiled.int_names, compiled.int_values(env), strict=True))
+            self.heads.append(LoopHeadState(compiled.loop_ids[loop], iteration, values))
+
+
+# ----------------------------------------------------------------------------- expressions
+
+_COMPARE: dict[str, Callable[[Fn, Fn], Pred]] = {
+    "<": lambda a, b: lambda env: a(env) < b(env),
+    "<=": lambda a, b: lambda env: a(env) <= b(env),
+    ">": lambda a, b: lambda env: a(env) > b(env),
+    ">=": lambda a, b: lambda env: a(env) >= b(env),
+    "==": lambda a, b: lambda env: a(env) == b(env),
+    "!=": lambda a, b: lambda env: a(env) != b(env),
+}
+_COMPARE_CONST: dict[str, Callable[[Fn, int], Pred]] = {
+    "<": lambda a, k: lambda env: a(env) < k,
+    "<=": lambda a, k: lambda env: a(env) <= k,
+    ">": lambda a, k: lambda env: a(env) > k,
+    ">=": lambda a, k: lambda env: a(env) >= k,
+    "==": lambda a, k: lambda env: a(env) == k,
+    "!=": lambda a, k: lambda env: a(env) != k,
+}
+# Exact (mathematical) results, as `semantics.arith` computes them before wrapping.
+_RING = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+
+
+def _out_of_range(ty: IntType, coord: Coord | None) -> Callable[[Env, int], int]:
+    """What to do with a result outside `ty`: unsigned wraps, signed is recorded as an overflow."""
+    if ty.signed:
+
+        def overflow(env: Env, v: int) -> int:
+            env[0].overflow(coord)
+            return v
+
+        return overflow
+    wrap = semantics.wrap
+    return lambda env, v: wrap(v, ty)
+
+
+def _in_type(raw: Fn, ty: IntType, coord: Coord | None) -> Fn:
+    lo, hi, fix = ty.min, ty.max, _out_of_range(ty, coord)
+    return lambda env: v if lo <= (v := raw(env)) <= hi else fix(env, v)
+
+
+def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Coord | None) -> Fn:
+    """`+ - *`, fused with the range check and specialised for a constant operand."""
+    f, lo, hi, fix = _RING[op], ty.min, ty.max, _out_of_range(ty, coord)
+    if isinstance(right, Const):
+        k = right.value
+        return lambda env: v if lo <= (v := f(a(env), k)) <= hi else fix(env, v)
+    if isinstance(left, Const):
+        k = left.value
+        return lambda env: v if lo <= (v := f(k, b(env))) <= hi else fix(env, v)
+    return lambda env: v if lo <= (v := f(a(env), b(env))) <= hi else fix(env, v)
+
+
+class _Exprs:
+    """Compiles expressions of one program; `coord` is the statement being compiled."""
+
+    def __init__(self, slots: Mapping[str, int]) -> None:
+        self.slots = slots
+        self.coord: Coord | None = None
+
+    def value(self, e: Expr) -> Fn:
+        if isinstance(e, Const):
+            k = e.value
+            return lambda env: k
+        if isinstance(e, Var):
+            return operator.itemgetter(self.slots[e.name])
+        if isinstance(e, Binary):
+            if e.op in _COMPARE or e.op in ("&&", "||"):
+                return _as_int(self.truth(e))
+            return self._arith(e)
+        if isinstance(e, Unary):
+            return self._unary(e)
+        if isinstance(e, Cast):
+            return self._cast(e)
+        if isinstance(e, Ite):
+            c, t, o = self.truth(e.cond), self.value(e.then), self.value(e.orelse)
+            return lambda env: t(env) if c(env) else o(env)
+        if isinstance(e, Select):
+            return self._select(e)
+        if isinstance(e, Store):
+            return self._store(e)
+        raise TypeError(f"not an IR expression: {e!r}")
+
+    def truth(self, e: Expr) -> Pred:
+        """`e != 0` as a Python bool (conditions skip the int 0/1 round trip)."""
+        if isinstance(e, Binary) and e.op in _COMPARE:
+            left = self.value(e.left)
+            if isinstance(e.right, Const):
+                return _COMPARE_CONST[e.op](left, e.right.value)
+            return _COMPARE[e.op](left, self.value(e.right))
+        if isinstance(e, Binary) and e.op in ("&&", "||"):
+            a, b = self.truth(e.left), self.truth(e.right)
+            if e.op == "&&":
+                return lambda env: a(env) and b(env)
+            return lambda env: a(env) or b(env)
+        if isinstance(e, Unary) and e.op == "!":
+            a = self.truth(e.operand)
+            return lambda env: not a(env)
+        if isinstance(e, Const):
+            k = e.value != 0
+            return lambda env: k
+        v = self.value(e)
+        return lambda env: v(env) != 0
+
+    def _arith(self, e: Binary) -> Fn:
+        a, b, ty, op = self.value(e.left), self.value(e.right), e.type, e.op
+        if op in _RING and not ty.is_bool:
+            return _ring(op, e.left, e.right, a, b, ty, self.coord)
+        arith = semantics.arith
+        raw: Fn = lambda env: arith(op, a(env), b(env), ty)  # noqa: E731
+        if ty.signed and op in ("/", "<<"):
+            return _in_type(raw, ty, self.coord)
+        if ty.signed and op == "%":
+            return _checked_mod(a, b, ty, self.coord)
+        return raw
+
+    def _unary(self, e: Unary) -> Fn:
+        if e.op == "!":
+            return _as_int(self.truth(e))
+        a, ty, op, unary = self.value(e.operand), e.type, e.op, semantics.unary
+        if op == "-" and ty.signed:
+            return _in_type(lambda env: -a(env), ty, self.coord)
+        return lambda env: unary(op, a(env), ty)
+
+    def _cast(self, e: Cast) -> Fn:
+        a, ty, wrap = self.value(e.operand), e.type, semantics.wrap
+        if ty.is_bool:
+            return lambda env: wrap(a(env), ty)
+        lo, hi = ty.min, ty.max
+        return lambda env: v if lo <= (v := a(env)) <= hi else wrap(v, ty)
+
+    def _select(self, e: Select) -> Fn:
+        array, index = self.value(e.array), self.value(e.index)
+        assert isinstance(e.array.type, ArrayType)
+        check = _bounds_check(e.array.type)
+
+        def select(env: Env) -> int:
+            a: _Array = array(env)
+            i: int = index(env)
+            check(i)
+            return a[i]
+
+        return select
+
+    def _store(self, e: Store) -> Fn:
+        array, index, value = self.value(e.array), self.value(e.index), self.value(e.value)
+        check = _bounds_check(e.type)
+
+        def store(env: Env) -> _Array:
+            new: _Array = array(env).clone()
+            i: int = index(env)
+            check(i)
+            new[i] = value(env)
+            return new
+
+        return store
+
+
+def _as_int(p: Pred) -> Fn:
+    return lambda env: 1 if p(env) else 0
+
+
+def _checked_mod(a: Fn, b: Fn, ty: IntType, coord: Coord | None) -> Fn:
+    lo, arith = ty.min, semantics.arith
+
+    def mod(env: Env) -> int:
+        x, y = a(env), b(env)
+        if x == lo and y == -1:  # INT_MIN / -1 overflows, so INT_MIN % -1 is undefined too
+            env[0].overflow(coord)
+        return arith("%", x, y, ty)
+
+    return mod
+
+
+def _bounds_check(ty: ArrayType) -> Callable[[int], None]:
+    size = ty.size
+
+    def check(i: int) -> None:
+        if i < 0 or (size is not None and i >= size):
+            raise semantics.UndefinedBehaviour(f"index {i} out of bounds of {ty.name}")
+
+    return check
+
+
+# ----------------------------------------------------------------------------- statements
+
+# A pending instruction: built once every label has its pc; gets its own pc and the label table.
+_Pending = Callable[[int, Mapping[int, int]], Instr]
+
+
+@dataclass(frozen=True)
+class _Targets:
+    """Where Break, Continue and Return jump from inside a block (label numbers)."""
+
+    brk: int = -1
+    cont: int = -1
+    ret: int = -1
+
+
+class _Flattener:
+    """Lays statements out as a flat instruction list with labels, using an explicit work stack."""
+
+    def __init__(self, program: Program, slots: Mapping[str, int]) -> None:
+        self.decls = {d.name: d for d in program.variables}
+        self.slots = slots
+        self.exprs = _Exprs(slots)
+        self.loop_index = {info.id: k for k, info in enumerate(program.loops)}
+        self.pending: list[_Pending] = []
+        self.coords: list[Coord | None] = []
+        self.labels: dict[int, int] = {}
+        self.work: list[tuple[Stmt, _Targets] | Callable[[], None]] = []
+        self.label_count = 0
+
+    def run(self, body: Block) -> tuple[tuple[Instr, ...], tuple[Coord | None, ...]]:
+        self._push(body, _Targets())
+        while self.work:
+            item = self.work.pop()
+            if callable(item):
+                item()
+            else:
+                self._stmt(*item)
+        code = tuple(make(pc, self.labels) for pc, make in enumerate(self.pending))
+        return code, tuple(self.coords)
+
+    def _push(self, block: Block, targets: _Targets, *after: Callable[[], None]) -> None:
+        """Schedule `block`, then the actions `after` (in order)."""
+        self.work.extend(reversed(after))
+        self.work.extend((s, targets) for s in reversed(block))
+
+    def _place(self, label: int) -> Callable[[], None]:
+        return lambda: self.labels.__setitem__(label, len(self.pending))
+
+    def _emit(self, coord: Coord | None, make: _Pending) -> None:
+        self.pending.append(make)
+        self.coords.append(coord)
+
+    def _jump(self, coord: Coord | None, label: int) -> Callable[[], None]:
+        return lambda: self._emit(coord, lambda pc, labels: _goto(labels[label]))
+
+    def _stmt(self, s: Stmt, targets: _Targets) -> None:
+        self.exprs.coord = s.coord
+        if isinstance(s, If):
+            self._if(s, targets)
+        elif isinstance(s, Loop):
+            self._loop(s, targets)
+        elif isinstance(s, Scope):
+            end = self._new_label()
+            self._emit(s.coord, lambda pc, labels: _goto(pc + 1))
+            self._push(s.body, _Targets(ret=end), self._place(end))
+        elif isinstance(s, (Break, Continue, Return)):
+            label = {Break: targets.brk, Continue: targets.cont, Return: targets.ret}[type(s)]
+            self._jump(s.coord, label)()
+        else:
+            self._emit(s.coord, self._simple(s))
+
+    def _new_label(self) -> int:
+        self.label_count += 1
+        return self.label_count
+
+    def _if(self, s: If, targets: _Targets) -> None:
+        cond, orelse, end = self.exprs.truth(s.cond), self._new_label(), self._new_label()
+        self._emit(s.coord, lambda pc, labels: _branch(cond, pc + 1, labels[orelse]))
+        if not s.orelse:
+            self._push(s.then, targets, self._place(orelse), self._place(end))
+            return
+        self._push(s.orelse, targets, self._place(end))
+        self.work.append(self._place(orelse))
+        self.work.append(self._jump(None, end))
+        self.work.extend((t, targets) for t in reversed(s.then))
+
+    def _loop(self, s: Loop, targets: _Targets) -> None:
+        k = self.loop_index[s.id]
+        body, step, exit_ = self._new_label(), self._new_label(), self._new_label()
+        inner = _Targets(brk=exit_, cont=step, ret=targets.ret)
+        self._emit(s.coord, lambda pc, labels: _head(k, True, pc + 1))
+
+        def back_edge() -> None:
+            self._emit(s.coord, lambda pc, labels: _head(k, False, labels[body]))
+
+        self._push(s.step, inner, back_edge, self._place(exit_))
+        self.work.append(self._place(step))
+        self._push(s.body, inner)
+        self._place(body)()
+
+    def _simple(self, s: Stmt) -> _Pending:
+        if isinstance(s, Assign):
+            return self._assign(s)
+        if isinstance(s, Havoc):
+            return self._havoc(s)
+        if isinstance(s, Assume):
+            return _check(self.exprs.truth(s.cond), "blocked", s)
+        if isinstance(s, Assert):
+            return _check(self.exprs.truth(s.cond), "error", s)
+        raise TypeError(f"not an IR statement: {s!r}")
+
+    def _assign(self, s: Assign) -> _Pending:
+        slot, decl = self.slots[s.target], self.decls[s.target]
+        v = s.value
+        if isinstance(decl.type, IntType):
+            return _set(slot, self.exprs.value(v))
+        if isinstance(v, Store) and isinstance(v.array, Var) and v.array.name == s.target:
+            index, value = self.exprs.value(v.index), self.exprs.value(v.value)
+            return _store_in_place(slot, index, value, _bounds_check(decl.type))
+        fresh = self.exprs.value(v)
+        copy: Fn = (lambda env: fresh(env).clone()) if isinstance(v, Var) else fresh
+        return _set(slot, copy)
+
+    def _havoc(self, s: Havoc) -> _Pending:
+        slot, decl = self.slots[s.target], self.decls[s.target]
+        if isinstance(decl.type, ArrayType):
+            return _havoc_array(slot, decl, s, decl.type.elem)
+        return _havoc_int(slot, decl, s, decl.type)
+
+
+def _goto(target: int) -> Instr:
+    return lambda env: target
+
+
+def _branch(cond: Pred, then: int, orelse: int) -> Instr:
+    return lambda env: then if cond(env) else orelse
+
+
+def _head(loop: int, entry: bool, target: int) -> Instr:
+    def head(env: Env) -> int:
+        env[0].head(loop, env, entry)
+        return target
+
+    return head
+
+
+def _check(cond: Pred, outcome: str, stmt: Assert | Assume) -> _Pending:
+    def make(pc: int, labels: Mapping[int, int]) -> Instr:
+        nxt = pc + 1
+
+        def check(env: Env) -> int:
+            if cond(env):
+                return nxt
+            raise _Stop(outcome, stmt)
+
+        return check
+
+    return make
+
+
+def _set(slot: int, value: Fn) -> _Pending:
+    def make(pc: int, labels: Mapping[int, int]) -> Instr:
+        nxt = pc + 1
+
+        def assign(env: Env) -> int:
+            env[slot] = value(env)
+            return nxt
+
+        return assign
+
+    return make
+
+
+def _store_in_place(slot: int, index: Fn, value: Fn, check: Callable[[int], None]) -> _Pending:
+    def make(pc: int, labels: Mapping[int, int]) -> Instr:
+        nxt = pc + 1
+
+        def store(env: Env) -> int:
+            i = index(env)
+            check(i)
+            env[slot][i] = value(env)
+            return nxt
+
+        return store
+
+    return make
+
+
+def _havoc_int(slot: int, decl: VarDecl, stmt: Havoc, ty: IntType) -> _Pending:
+    def make(pc: int, labels: Mapping[int, int]) -> Instr:
+        nxt = pc + 1
+
+        def havoc(env: Env) -> int:
+            env[slot] = env[0].take(decl, stmt, ty)
+            return nxt
+
+        return havoc
+
+    return make
+
+
+def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pending:
+    def make(pc: int, labels: Mapping[int, int]) -> Instr:
+        nxt = pc + 1
+
+        def havoc(env: Env) -> int:
+            state: RunState = env[0]
+            drawn: dict[int, int] = {}
+
+            def fill(index: int) -> int:
+                if index not in drawn:
+                    drawn[index] = state.take(decl, stmt, elem)
+                return drawn[index]
+
+            env[slot] = _Array(fill=fill)
+            return nxt
+
+        return havoc
+
+    return make
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _compile(program: Program) -> _Compiled:
+    slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
+    code, coords = _Flattener(program, slots).run(program.body)
+    ints = [d for d in program.variables if isinstance(d.type, IntType)]
+    int_slots = [slots[d.name] for d in ints]
+    table = tuple(dict.fromkeys(c for c in coords if c is not None))
+    index = {c: k for k, c in enumerate(table)}
+    return _Compiled(
+        code=code,
+        coords=coords,
+        coord_ids=tuple(-1 if c is None else index[c] for c in coords),
+        coord_table=table,
+        loop_ids=tuple(info.id for info in program.loops),
+        int_names=tuple(d.name for d in ints),
+        int_values=_getter(int_slots),
+        array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ArrayType)),
+        size=len(program.variables) + 1,
+    )
+
+
+def _getter(slots: Sequence[int]) -> Callable[[Env], Sequence[int]]:
+    if len(slots) >= 2:
+        return operator.itemgetter(*slots)
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda env: (env[only],)
+    return lambda env: ()
+
+
+def _execute(code: Sequence[Instr], env: Env, max_steps: int, trace: list[int] | None) -> tuple[Any, ...]:
+    """Run the instructions: (outcome, stopping statement, detail, last pc, steps)."""
+    pc, steps, n = 0, 0, len(code)
+    try:
+        if trace is None:
+            while pc < n and steps < max_steps:
+                steps += 1
+                pc = code[pc](env)
+        else:
+            record = trace.append
+            while pc < n and steps < max_steps:
+                steps += 1
+                record(pc)
+                pc = code[pc](env)
+    except _Stop as stop:
+        return stop.outcome, stop.stmt, "", pc, steps
+    except semantics.UndefinedBehaviour as ub:
+        return "ub", None, str(ub), pc, steps
+    return ("exit" if pc >= n else "limit"), None, "", pc, steps
+
+
+class Runner:
+    """A program compiled once for repeated execution (see the module docstring)."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._compiled = _compile(program)
+
+    def run(
+        self,
+        inputs: Inputs,
+        *,
+        max_steps: int = 100_000,
+        max_loop_head_states: int = 10_000,
+        record_path: bool = True,
+    ) -> Execution:
+        """Execute the program once. `record_path=False` leaves `path` empty (a little faster)."""
+        state = RunState(self._compiled, inputs, max_loop_head_states)
+        trace: list[int] | None = [] if record_path else None
+        outcome, stmt, detail, pc, steps = _execute(
+            self._compiled.code, self._compiled.initial_env(state), max_steps, trace
+        )
+        return Execution(
+            outcome=outcome,
+            error=stmt if isinstance(stmt, Assert) else None,
+            path=self._path(trace or ()),
+            loop_heads=tuple(state.heads),
+            inputs_used=tuple(state.used),
+            overflows=tuple(state.overflows),
+            steps=steps,
+            message=self._message(outcome, stmt, detail, pc),
+            havocs=tuple(state.havocs),
+        )
+
+    def _path(self, trace: Sequence[int]) -> tuple[Coord, ...]:
+        ids, table = self._compiled.coord_ids, self._compiled.coord_table
+        path: list[Coord] = []
+        last = -1
+        for pc in trace:
+            c = ids[pc]
+            if c >= 0 and c != last:
+                path.append(table[c])
+                last = c
+        return tuple(path)
+
+    def _message(self, outcome: str, stmt: Assert | Assume | None, detail: str, pc: int) -> str:
+        coords = self._compiled.coords
+        where = coords[pc] if 0 <= pc < len(coords) else None
+        if stmt is not None and outcome == "error":
+            assert isinstance(stmt, Assert)
+            site = f" (reached from {stmt.site})" if stmt.site and stmt.site != stmt.coord else ""
+            return f"assertion failed at {stmt.coord}{site}"
+        if stmt is not None:
+            return f"assumption false at {stmt.coord}"
+        if outcome == "ub":
+            return f"undefined behaviour at {where}: {detail}"
+        if outcome == "limit":
+            return f"step limit reached at {where}"
+        return "main returned"
+
+
+def compile_program(program: Program) -> Runner:
+    """Compile `program` once; call `.run(inputs)` on the result as often as needed."""
+    return Runner(program)
+
+
+def run(
+    program: Program,
+    inputs: Inputs,
+    *,
+    max_steps: int = 100_000,
+    max_loop_head_states: int = 10_000,
+) -> Execution:
+    """Compile and run `program` once (use `compile_program` to run it many times)."""
+    return compile_program(program).run(
+        inputs, max_steps=max_steps, max_loop_head_states=max_loop_head_states
+    )

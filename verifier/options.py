@@ -1,0 +1,92 @@
+"""The one options object: frozen defaults, overlaid by `[tool.quokka]`, the CLI and editor settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+ENGINES = ("houdini", "bmc", "spacer", "twoquery", "inductive")
+DATA_MODELS = ("ILP32", "LP64")
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything a verification run can be told. Overlay with `with_(**changes)`."""
+
+    timeout_s: float = 60.0
+    data_model: str | None = None  # None: from the task file, else LP64
+    engines: tuple[str, ...] = ("houdini", "bmc", "spacer")
+    proposers: tuple[str, ...] = ("dynamic", "annotations")
+    invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
+    memory_mb: int = 4096
+    seed: int = 0
+    samples: int = 8
+    temperature: float = 0.8
+    model: str | None = None
+    endpoint: str | None = None
+    dump_dir: Path | None = None
+    replay_with_compiler: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> Options:
+        """A copy with `changes` applied; unknown names are an error, None values are ignored."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise InputError(None, f"unknown option(s): {', '.join(sorted(unknown))}")
+        updates = {k: v for k, v in changes.items() if v is not None}
+        result = dataclasses.replace(self, **updates)
+        result.validate()
+        return result
+
+    def validate(self) -> None:
+        if self.timeout_s <= 0:
+            raise InputError(None, f"timeout must be positive, got {self.timeout_s}")
+        if self.data_model is not None and self.data_model not in DATA_MODELS:
+            raise InputError(None, f"data model must be ILP32 or LP64, got {self.data_model!r}")
+        bad = [e for e in self.engines if e not in ENGINES]
+        if bad:
+            raise InputError(None, f"unknown engine(s): {', '.join(bad)} (known: {', '.join(ENGINES)})")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name in ("engines", "proposers") and isinstance(value, str):
+        return tuple(p.strip() for p in value.split(",") if p.strip())
+    if name in ("engines", "proposers") and isinstance(value, list):
+        return tuple(value)
+    if name == "dump_dir" and value is not None:
+        return Path(value)
+    return value
+
+
+def overlay(base: Options, settings: Mapping[str, Any]) -> Options:
+    """`base` with the settings of a config table (keys may use dashes: `timeout-s`)."""
+    changes = {k.replace("-", "_"): v for k, v in settings.items()}
+    return base.with_(**{k: _coerce(k, v) for k, v in changes.items()})
+
+
+def from_pyproject(start: Path, base: Options | None = None) -> Options:
+    """Options from the nearest `pyproject.toml` with a `[tool.quokka]` table above `start`."""
+    base = base or Options()
+    for folder in [start, *start.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            table = _quokka_table(candidate)
+            if table is not None:
+                return overlay(base, table)
+    return base
+
+
+def _quokka_table(path: Path) -> Mapping[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(None, f"{path}: cannot read [tool.quokka]: {exc}") from exc
+    table = data.get("tool", {}).get("quokka")
+    return table if isinstance(table, dict) else None

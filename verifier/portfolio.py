@@ -1,0 +1,161 @@
+"""Run strategies in parallel processes under one budget; report only what is checked.
+
+Each strategy (an engine, or the proposer loop of a higher layer) runs in its own forked
+process so it can be killed hard. The first conclusive answer that survives its check wins:
+a SAFE certificate is re-checked by the inductive checker in this process (a fresh solver),
+an UNSAFE input sequence is replayed in the interpreter and, where possible, by gcc.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import resource
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .engines.base import Budget, EngineResult, Status, unknown
+from .ir import Program
+from .results import EngineRun, Result, Verdict
+from .checks import certificate_result, confirm_counterexample
+
+Strategy = Callable[[Program, Budget], EngineResult]
+
+
+@dataclass(frozen=True)
+class PortfolioConfig:
+    timeout_s: float
+    memory_mb: int = 4096
+    source: Path | None = None  # the original C file, for replay with a compiler
+    replay_with_compiler: bool = True
+    check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
+
+
+@dataclass
+class _Running:
+    name: str
+    process: mp.process.BaseProcess
+    conn: mpc.Connection
+
+
+def _child(strategy: Strategy, program: Program, deadline: float, memory_mb: int, conn: mpc.Connection) -> None:
+    try:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        conn.send(strategy(program, Budget(deadline)))
+    except MemoryError:
+        conn.send(("error", "out of memory"))
+    except Exception as exc:  # noqa: BLE001 - a crashing engine becomes an UNKNOWN, reported
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+    finally:
+        conn.close()
+
+
+def _start(name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int) -> _Running:
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(
+        target=_child, args=(strategy, program, budget.deadline, memory_mb, child), name=f"quokka-{name}"
+    )
+    proc.daemon = True
+    proc.start()
+    child.close()
+    return _Running(name, proc, parent)
+
+
+def _receive(run: _Running) -> EngineResult:
+    try:
+        message = run.conn.recv()
+    except (EOFError, OSError):
+        code = run.process.exitcode
+        return unknown(run.name, f"engine process ended without an answer (exit code {code})")
+    if isinstance(message, EngineResult):
+        return message
+    return unknown(run.name, f"engine failed: {message[1]}")
+
+
+def _stop(running: list[_Running]) -> None:
+    for run in running:
+        if run.process.is_alive():
+            run.process.kill()
+    for run in running:
+        run.process.join(timeout=5)
+        run.conn.close()
+
+
+class Portfolio:
+    """One verification run: strategies racing, checks in the parent, a `Result` at the end."""
+
+    def __init__(self, program: Program, config: PortfolioConfig) -> None:
+        self.program = program
+        self.config = config
+        self.runs: list[EngineRun] = []
+        self.started = time.monotonic()
+
+    def run(self, strategies: Mapping[str, Strategy]) -> Result:
+        budget = Budget.of(self.config.timeout_s)
+        running = [_start(n, s, self.program, budget, self.config.memory_mb) for n, s in strategies.items()]
+        try:
+            return self._race(running, budget)
+        finally:
+            _stop(running)
+
+    def _race(self, running: list[_Running], budget: Budget) -> Result:
+        pending = list(running)
+        while pending and not budget.expired:
+            ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
+            for run in [r for r in pending if r.conn in ready]:
+                pending.remove(run)
+                verdict = self._judge(_receive(run))
+                if verdict is not None:
+                    return verdict
+        reason = "timeout" if pending else self._unknown_reason()
+        for run in pending:
+            self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
+        return self._result(Verdict.UNKNOWN, reason)
+
+    def _judge(self, result: EngineResult) -> Result | None:
+        self.runs.append(EngineRun(result.engine, result.status.value, result.time_s, result.reason))
+        if result.status is Status.SAFE:
+            return self._check_safe(result)
+        if result.status is Status.UNSAFE:
+            return self._check_unsafe(result)
+        return None
+
+    def _check_safe(self, result: EngineResult) -> Result | None:
+        checked = certificate_result(self.program, result, Budget.of(self.config.check_budget_s))
+        if checked is None:
+            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: not inductive"))
+            return None
+        return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine)
+
+    def _check_unsafe(self, result: EngineResult) -> Result | None:
+        cex, why = confirm_counterexample(
+            self.program, result, self.config.source if self.config.replay_with_compiler else None
+        )
+        if cex is None:
+            self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))
+            return None
+        return self._result(Verdict.FALSE, result.reason, counterexample=cex, decided_by=result.engine)
+
+    def _unknown_reason(self) -> str:
+        reasons = [f"{r.engine}: {r.reason}" for r in self.runs if r.status != "safe"]
+        return "; ".join(reasons) or "no engine ran"
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _result(self, verdict: Verdict, reason: str, **fields: object) -> Result:
+        sites = tuple(str(c) for c in self.program.overflow_sites)
+        return Result(
+            verdict=verdict,
+            reason=reason,
+            file=self.program.file,
+            time_s=self._elapsed(),
+            engines=tuple(self.runs),
+            overflow_sites=sites,
+            **fields,  # type: ignore[arg-type]
+        )

@@ -1,0 +1,263 @@
+"""Deterministic C-like text for IR expressions, statements and programs.
+
+Expressions print as valid C with the fewest parentheses C's precedence allows (the tree is
+preserved: `a - (b - c)` keeps its parentheses). Style: no spaces around `*`, `/`, `%`, single
+spaces around every other binary operator, e.g. `z == 6*n + 6 && y == 3*n*n + 3*n + 1`.
+Casts print as `(type)e`, `Ite` as `c ? a : b`, `Select` as `a[i]`, and `Store` as the
+pseudo-call `store(a, i, v)` (the array `a` with element `i` set to `v`).
+
+Constants re-parse as the same value and type: `int` plainly (`-3`; INT_MIN as
+`(-2147483647 - 1)`), other types with a C suffix (`4294967295u`, `5L`, `7uLL`), types
+without literals as a cast (`(short)5`).
+
+Statements print as pseudo-C, one per line, indented by two spaces per level; the printer
+walks statements with an explicit stack, so deep nesting is fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .ir import (
+    INT,
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Break,
+    Cast,
+    Const,
+    Continue,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Ite,
+    Loop,
+    Program,
+    Return,
+    Scope,
+    Select,
+    Stmt,
+    Store,
+    Type,
+    Unary,
+    Var,
+    VarDecl,
+)
+
+# C precedence levels (higher binds tighter).
+_POSTFIX, _UNARY, _TERNARY = 16, 15, 3
+_BINARY_PREC = {
+    "*": 13, "/": 13, "%": 13,
+    "+": 12, "-": 12,
+    "<<": 11, ">>": 11,
+    "<": 10, "<=": 10, ">": 10, ">=": 10,
+    "==": 9, "!=": 9,
+    "&": 8, "^": 7, "|": 6, "&&": 5, "||": 4,
+}  # fmt: skip
+_TIGHT_OPS = frozenset({"*", "/", "%"})
+_SUFFIX = {
+    "int": "",
+    "unsigned int": "u",
+    "long": "L",
+    "unsigned long": "uL",
+    "long long": "LL",
+    "unsigned long long": "uLL",
+}
+
+Names = Mapping[str, str]
+
+
+def _prec(e: Expr) -> int:
+    if isinstance(e, Binary):
+        return _BINARY_PREC[e.op]
+    if isinstance(e, Ite):
+        return _TERNARY
+    if isinstance(e, (Unary, Cast)):
+        return _UNARY
+    if isinstance(e, Const):
+        return _UNARY if e.value < 0 or _SUFFIX.get(e.type.name) is None else _POSTFIX
+    return _POSTFIX
+
+
+def format_const(value: int, ty: IntType) -> str:
+    """A C literal (or cast of one) that denotes `value` of type `ty`."""
+    suffix = _SUFFIX.get(ty.name)
+    if suffix is None:
+        return f"({ty.name}){format_const(value, INT)}"  # char, short, _Bool: values of int
+    if ty.signed and value == ty.min:
+        return f"({value + 1}{suffix} - 1{suffix})"
+    return f"{value}{suffix}"
+
+
+class _ExprPrinter:
+    def __init__(self, names: Names | None) -> None:
+        self.names = names or {}
+
+    def fmt(self, e: Expr) -> str:
+        if isinstance(e, Const):
+            return format_const(e.value, e.type)
+        if isinstance(e, Var):
+            return self.names.get(e.name, e.name)
+        if isinstance(e, Binary):
+            return self._binary(e)
+        if isinstance(e, Unary):
+            return e.op + self._operand_of_unary(e.operand, e.op)
+        if isinstance(e, Cast):
+            return f"({e.type.name})" + self._operand_of_unary(e.operand, "")
+        if isinstance(e, Ite):
+            cond = self._wrap(e.cond, _prec(e.cond) <= _TERNARY)
+            return f"{cond} ? {self.fmt(e.then)} : {self._wrap(e.orelse, _prec(e.orelse) < _TERNARY)}"
+        if isinstance(e, Select):
+            return f"{self._wrap(e.array, _prec(e.array) < _POSTFIX)}[{self.fmt(e.index)}]"
+        if isinstance(e, Store):
+            return f"store({self.fmt(e.array)}, {self.fmt(e.index)}, {self.fmt(e.value)})"
+        raise TypeError(f"not an IR expression: {e!r}")
+
+    def _wrap(self, e: Expr, parens: bool) -> str:
+        text = self.fmt(e)
+        return f"({text})" if parens else text
+
+    def _binary(self, e: Binary) -> str:
+        prec = _BINARY_PREC[e.op]
+        left = self._wrap(e.left, _prec(e.left) < prec)
+        right = self._wrap(e.right, _prec(e.right) <= prec)
+        op = e.op if e.op in _TIGHT_OPS else f" {e.op} "
+        return f"{left}{op}{right}"
+
+    def _operand_of_unary(self, operand: Expr, op: str) -> str:
+        text = self.fmt(operand)
+        # `- -x` would read as the decrement operator `--x`.
+        parens = _prec(operand) < _UNARY or (op == "-" and text.startswith("-"))
+        return f"({text})" if parens else text
+
+
+def format_expr(e: Expr, names: Names | None = None) -> str:
+    """`e` as a C expression; `names` renames variables (IR name -> printed name)."""
+    return _ExprPrinter(names).fmt(e)
+
+
+def c_names(program: Program, loop_id: str | None = None) -> dict[str, str]:
+    """IR name -> C name, for printing with the names of the source.
+
+    With `loop_id`, the C names visible at that loop's head are used; otherwise each variable's
+    `c_name`. A C name shared by several IR variables (shadowing, inlined calls) is kept only
+    for the one visible at the loop, or for none without a loop: those print under their IR name.
+    """
+    if loop_id is not None:
+        visible = {ir: c for c, ir in program.loop(loop_id).scope}
+        taken = set(visible.values())
+        others = {v.name: v.c_name for v in program.variables if v.name not in visible}
+        unique = _unique_c_names(program.variables)
+        return visible | {ir: c for ir, c in others.items() if c not in taken and ir in unique}
+    return _unique_c_names(program.variables)
+
+
+def _unique_c_names(decls: tuple[VarDecl, ...]) -> dict[str, str]:
+    counts: dict[str, int] = {}
+    for d in decls:
+        counts[d.c_name] = counts.get(d.c_name, 0) + 1
+    return {d.name: d.c_name for d in decls if counts[d.c_name] == 1}
+
+
+def format_expr_c_names(e: Expr, program: Program, loop_id: str | None = None) -> str:
+    """`e` with the program's C variable names (see `c_names`)."""
+    return format_expr(e, c_names(program, loop_id))
+
+
+# ----------------------------------------------------------------------------- statements
+
+_INDENT = "  "
+
+
+def format_type_decl(name: str, ty: Type) -> str:
+    if isinstance(ty, ArrayType):
+        size = "" if ty.size is None else str(ty.size)
+        return f"{ty.elem.name} {name}[{size}]"
+    return f"{ty.name} {name}"
+
+
+def _simple_stmt(s: Stmt, p: _ExprPrinter) -> str:
+    if isinstance(s, Assign):
+        return f"{p.names.get(s.target, s.target)} = {p.fmt(s.value)};"
+    if isinstance(s, Havoc):
+        return f"havoc {p.names.get(s.target, s.target)};  // {s.origin}"
+    if isinstance(s, Assume):
+        return f"assume({p.fmt(s.cond)});"
+    if isinstance(s, Assert):
+        return f"assert({p.fmt(s.cond)});"
+    if isinstance(s, Break):
+        return "break;"
+    if isinstance(s, Continue):
+        return "continue;"
+    if isinstance(s, Return):
+        return "return;"
+    raise TypeError(f"not a simple statement: {s!r}")
+
+
+# A work item: a statement to print at an indent, or a finished line.
+_Item = tuple[Stmt, int] | str
+
+
+def _compound(s: Stmt, depth: int, p: _ExprPrinter) -> tuple[str, list[_Item]]:
+    """The opening line of a compound statement and the items that follow it, in order."""
+    pad = _INDENT * depth
+    if isinstance(s, If):
+        items: list[_Item] = [(t, depth + 1) for t in s.then]
+        if s.orelse:
+            items += [f"{pad}}} else {{", *((t, depth + 1) for t in s.orelse)]
+        return f"if ({p.fmt(s.cond)}) {{", [*items, f"{pad}}}"]
+    if isinstance(s, Loop):
+        items = [(t, depth + 1) for t in s.body]
+        if s.step:
+            items += [f"{pad}{_INDENT}// step of {s.id} (continue jumps here)"]
+            items += [(t, depth + 1) for t in s.step]
+        return f"while (1) {{  // loop {s.id}", [*items, f"{pad}}}"]
+    assert isinstance(s, Scope)
+    return f"{{  // function {s.function}", [*((t, depth + 1) for t in s.body), f"{pad}}}"]
+
+
+def _format_lines(block: tuple[Stmt, ...], depth: int, p: _ExprPrinter) -> list[str]:
+    lines: list[str] = []
+    stack: list[_Item] = [(s, depth) for s in reversed(block)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            lines.append(item)
+            continue
+        s, d = item
+        if isinstance(s, (If, Loop, Scope)):
+            head, rest = _compound(s, d, p)
+            lines.append(_INDENT * d + head)
+            stack.extend(reversed(rest))
+        else:
+            lines.append(_INDENT * d + _simple_stmt(s, p))
+    return lines
+
+
+def format_stmt(s: Stmt, indent: int = 0, names: Names | None = None) -> str:
+    """`s` as pseudo-C lines (no trailing newline), indented by `indent` levels."""
+    return "\n".join(_format_lines((s,), indent, _ExprPrinter(names)))
+
+
+def format_block(block: tuple[Stmt, ...], indent: int = 0, names: Names | None = None) -> str:
+    return "\n".join(_format_lines(block, indent, _ExprPrinter(names)))
+
+
+def format_program(program: Program) -> str:
+    """The whole program: header, declarations, loop table, body (ends with a newline)."""
+    lines = [f"// {program.file} ({program.data_model})"]
+    for d in program.variables:
+        note = d.kind if d.c_name == d.name else f"{d.kind}, C name {d.c_name}"
+        lines.append(f"{format_type_decl(d.name, d.type)};  // {note}")
+    for info in program.loops:
+        scope = ", ".join(f"{c}={ir}" for c, ir in info.scope)
+        parent = f", inside {info.parent}" if info.parent else ""
+        lines.append(
+            f"// loop {info.id} at {info.coord} in {info.function}{parent}, "
+            f"insert after line {info.insert_after_line}; scope: {scope}"
+        )
+    lines += _format_lines(program.body, 0, _ExprPrinter(None))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,360 @@
+"""Confirm a counterexample by compiling the ORIGINAL C program with gcc/cc and running it.
+
+A generated harness is linked with the program:
+
+* every `__VERIFIER_nondet_<type>()` returns the next input read from stdin, converted to its
+  type by C's conversion (inputs are passed modulo 2**64, so C's conversion and
+  `semantics.wrap` agree); when the inputs run out it returns 0;
+* reaching the error is detected at the entry of `reach_error`: the program is compiled with
+  `-finstrument-functions` and the harness's entry hook exits with a marker when the entered
+  function is `reach_error`. Whatever the body of `reach_error` (`__assert_fail`, `assert(0)`,
+  empty) this sees the call; programs that only declare (or implicitly declare) it get a weak
+  definition from the harness;
+* uninitialised locals are zeroed (`-ftrivial-auto-var-init=zero` where the compiler has it),
+  matching an interpreter that gives 0 to `Havoc`s of origin "uninitialised".
+
+ILP32 tasks need `-m32`; where it does not link, an ILP32 program is run natively only if a
+conservative scan finds nothing whose meaning depends on the data model (`long` alone, `L`
+suffixes, `sizeof`, pointer-sized typedefs, floating point, ...); otherwise the answer is
+"unavailable".
+
+For testing the interpreter, `compile_c` can also instrument loop heads (`LoopProbe`): a trace
+call is inserted where the IR's loop head is (before the condition of `while`/`for`, at the
+start of a `do` body) and reports the values of the given C variables.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REACHED_STATUS = 86
+_MARK = "@@QK"
+_COMPILE_TIMEOUT_S = 60.0
+
+_HARNESS = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#define QK __attribute__((no_instrument_function))
+#define QK_WEAK __attribute__((weak, no_instrument_function))
+static char qk_buf[1 << 16];
+QK static void qk_flush(int sig) { (void)sig; fflush(stderr); }
+QK __attribute__((constructor)) static void qk_init(void) {
+  setvbuf(stderr, qk_buf, _IOFBF, sizeof qk_buf);
+  signal(SIGABRT, qk_flush);
+}
+QK static unsigned long long qk_next(void) {
+  unsigned long long v;
+  return scanf("%llu", &v) == 1 ? v : 0;
+}
+QK static void qk_reached(void) {
+  fputs("\n@@QK REACHED\n", stderr);
+  fflush(stderr);
+  _exit(86);
+}
+QK_WEAK void reach_error(void) { qk_reached(); }
+QK void __cyg_profile_func_enter(void *fn, void *site) {
+  (void)site;
+  if (fn == (void *)&reach_error) qk_reached();
+}
+QK void __cyg_profile_func_exit(void *fn, void *site) { (void)fn; (void)site; }
+QK void __quokka_head(int line, int column) { fprintf(stderr, "\n@@QK H %d %d\n", line, column); }
+QK void __quokka_val_s(const char *name, long long v) { fprintf(stderr, "@@QK V %s %lld\n", name, v); }
+QK void __quokka_val_u(const char *name, unsigned long long v) {
+  fprintf(stderr, "@@QK V %s %llu\n", name, v);
+}
+#define QK_INT(name, type) QK_WEAK type __VERIFIER_nondet_##name(void) { return (type)qk_next(); }
+#define QK_FLT(name, type) QK_WEAK type __VERIFIER_nondet_##name(void) { return (type)(long long)qk_next(); }
+QK_INT(bool, _Bool) QK_INT(char, char) QK_INT(schar, signed char) QK_INT(uchar, unsigned char)
+QK_INT(short, short) QK_INT(ushort, unsigned short) QK_INT(int, int) QK_INT(uint, unsigned int)
+QK_INT(unsigned, unsigned int) QK_INT(long, long) QK_INT(ulong, unsigned long)
+QK_INT(longlong, long long) QK_INT(ulonglong, unsigned long long) QK_INT(size_t, __SIZE_TYPE__)
+QK_INT(u8, unsigned char) QK_INT(u16, unsigned short) QK_INT(u32, unsigned int)
+QK_INT(loff_t, long long) QK_INT(sector_t, unsigned long)
+QK_FLT(float, float) QK_FLT(double, double)
+"""
+
+_PROTOTYPES = (
+    "void __quokka_head(int, int); void __quokka_val_s(const char *, long long); "
+    "void __quokka_val_u(const char *, unsigned long long);\n"
+)
+_BASE_FLAGS = ("-std=gnu11", "-O0", "-w", "-finstrument-functions", "-fno-builtin")
+# Newer compilers reject what older C allowed; SV-COMP programs rely on it (implicit reach_error).
+_PERMISSIVE = (
+    "-Wno-error=implicit-function-declaration",
+    "-Wno-error=implicit-int",
+    "-Wno-error=int-conversion",
+)
+_ZERO_INIT = "-ftrivial-auto-var-init=zero"
+
+
+@dataclass(frozen=True)
+class LoopProbe:
+    """A loop to trace: the position of its keyword and the C variables to report (name, signed)."""
+
+    line: int
+    column: int
+    variables: tuple[tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class HeadHit:
+    """One pass of the compiled program through a probed loop head."""
+
+    line: int
+    column: int
+    values: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """`status`: "reached" | "not_reached" | "unavailable" | "error"; `heads` only with probes."""
+
+    status: str
+    detail: str
+    heads: tuple[HeadHit, ...] = field(default=())
+
+
+def find_compiler() -> str | None:
+    """The path of gcc, or of cc, or None."""
+    return shutil.which("gcc") or shutil.which("cc")
+
+
+def gcc_available() -> bool:
+    return find_compiler() is not None
+
+
+# ----------------------------------------------------------------------------- data model
+
+_COMMENT_OR_LITERAL = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*")
+_MODEL_WORDS = frozenset(
+    {"sizeof", "float", "double", "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "off_t",
+     "time_t", "wchar_t", "wint_t", "_Alignof", "alignof", "__VERIFIER_nondet_long",
+     "__VERIFIER_nondet_ulong", "__VERIFIER_nondet_size_t", "__VERIFIER_nondet_sector_t",
+     "__VERIFIER_nondet_float", "__VERIFIER_nondet_double"}
+)  # fmt: skip
+_MODEL_PARTS = ("LONG", "SIZE", "PTR", "WORD", "LP64", "x86_64", "i386", "__amd64")
+_LONG_SUFFIX = re.compile(r"\d\w*?(?<![lL])[lL][uU]?$|\d\w*?[uU][lL]$")
+
+
+def blank_comments_and_literals(text: str) -> str:
+    """`text` with comments and string/char literals replaced by blanks (newlines kept)."""
+    return _COMMENT_OR_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def data_model_dependence(source: str) -> str | None:
+    """Why the program's behaviour might differ between ILP32 and LP64, or None (a conservative scan)."""
+    words = _TOKEN.findall(blank_comments_and_literals(source))
+    for k, word in enumerate(words):
+        neighbours = (words[k - 1] if k else "", words[k + 1] if k + 1 < len(words) else "")
+        if word == "long" and "long" not in neighbours:
+            return "uses `long`"
+        if word in _MODEL_WORDS:
+            return f"uses `{word}`"
+        if word[0].isdigit() and _LONG_SUFFIX.match(word):
+            return f"uses the long constant {word}"
+        if "LLONG" not in word and any(part in word for part in _MODEL_PARTS):
+            return f"uses `{word}`"
+    return None
+
+
+# ----------------------------------------------------------------------------- instrumentation
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _first_semicolon(text: str, pos: int) -> int:
+    """The position of the first `;` at nesting depth 0 from `pos` (-1 if none)."""
+    depth = 0
+    for k in range(pos, len(text)):
+        c = text[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return k
+    return -1
+
+
+def _trace_call(probe: LoopProbe) -> str:
+    calls = [f"__quokka_head({probe.line}, {probe.column})"]
+    for name, signed in probe.variables:
+        kind = "s" if signed else "u"
+        calls.append(f'__quokka_val_{kind}("{name}", {name})')
+    return ", ".join(calls)
+
+
+def _insertion(scan: str, offset: int, probe: LoopProbe) -> tuple[int, str] | str:
+    """(position, text) to insert for the loop whose keyword starts at `offset`, or why not."""
+    call = _trace_call(probe)
+    for keyword in ("while", "for", "do"):
+        if scan.startswith(keyword, offset) and not (scan[offset + len(keyword) :][:1].isalnum()):
+            break
+    else:
+        return f"no loop keyword at {probe.line}:{probe.column}"
+    pos = _skip_blanks(scan, offset + len(keyword))
+    opener = "{" if keyword == "do" else "("
+    if scan[pos : pos + 1] != opener:
+        return f"cannot instrument the {keyword} loop at {probe.line}:{probe.column}"
+    if keyword == "while":
+        return pos + 1, f"{call}, "
+    if keyword == "do":
+        return pos + 1, f" {call};"
+    semi = _first_semicolon(scan, pos + 1)
+    if semi < 0:
+        return f"malformed for loop at {probe.line}:{probe.column}"
+    empty = scan[_skip_blanks(scan, semi + 1)] == ";"
+    return semi + 1, f" {call}, 1" if empty else f" {call},"
+
+
+def instrument(source: str, probes: Sequence[LoopProbe], file_name: str) -> str:
+    """`source` with a trace call at each probed loop head; raises ValueError where it cannot."""
+    scan = blank_comments_and_literals(source)
+    starts = [0]
+    for line in source.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    edits: list[tuple[int, str]] = []
+    for probe in probes:
+        if not 1 <= probe.line < len(starts) or probe.column < 1:
+            raise ValueError(f"loop position {probe.line}:{probe.column} is not in the file")
+        found = _insertion(scan, starts[probe.line - 1] + probe.column - 1, probe)
+        if isinstance(found, str):
+            raise ValueError(found)
+        edits.append(found)
+    for pos, text in sorted(edits, reverse=True):
+        source = source[:pos] + text + source[pos:]
+    quoted = file_name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{_PROTOTYPES}#line 1 "{quoted}"\n{source}'
+
+
+# ----------------------------------------------------------------------------- compile and run
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    """An executable built from a C program and the harness; `run` it with inputs."""
+
+    binary: Path
+    note: str = ""
+
+    def run(self, inputs: Sequence[int], *, timeout_s: float = 10) -> ReplayResult:
+        """Run once; inputs feed the `__VERIFIER_nondet_*` calls in order (then 0s)."""
+        text = " ".join(str(v % (1 << 64)) for v in inputs) + "\n"
+        try:
+            done = subprocess.run(
+                [str(self.binary)], input=text, capture_output=True, text=True, timeout=timeout_s, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
+        heads = _parse_heads(done.stderr)
+        if done.returncode == REACHED_STATUS and f"{_MARK} REACHED" in done.stderr:
+            return ReplayResult("reached", f"reach_error() was called{self.note}", heads)
+        return ReplayResult("not_reached", f"{_describe_exit(done.returncode)}{self.note}", heads)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        return f"the program was killed by signal {-code} without reaching reach_error()"
+    return f"the program exited with status {code} without reaching reach_error()"
+
+
+def _parse_heads(stderr: str) -> tuple[HeadHit, ...]:
+    hits: list[HeadHit] = []
+    values: dict[str, int] = {}
+    for line in stderr.split("\n"):
+        if not line.startswith(_MARK):
+            continue
+        parts = line.split()
+        if parts[1] == "H":
+            values = {}
+            hits.append(HeadHit(int(parts[2]), int(parts[3]), values))
+        elif parts[1] == "V" and hits:
+            values[parts[2]] = int(parts[3])
+    return tuple(hits)
+
+
+def _model_flags(compiler: str, data_model: str, source: str, workdir: Path) -> tuple[list[str], str] | str:
+    """Flags that give the program `data_model`, and a note; or why that is not possible."""
+    if data_model == "LP64":
+        return [], ""
+    if data_model != "ILP32":
+        return f"unknown data model {data_model}"
+    probe = workdir / "m32_probe.c"
+    probe.write_text("int main(void) { return 0; }\n")
+    linked = subprocess.run(
+        [compiler, "-m32", str(probe), "-o", str(workdir / "m32_probe")],
+        capture_output=True, timeout=_COMPILE_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    if linked.returncode == 0:
+        return ["-m32"], ""
+    reason = data_model_dependence(source)
+    if reason is not None:
+        return f"ILP32 program, `{compiler} -m32` does not link here, and the program {reason}"
+    return [], " (ILP32 program run as LP64: -m32 is unavailable and nothing in it depends on the data model)"
+
+
+def compile_c(
+    c_file: Path, data_model: str, workdir: Path, probes: Sequence[LoopProbe] = ()
+) -> CompiledProgram | ReplayResult:
+    """Build `c_file` with the harness in `workdir`; a `ReplayResult` says why it could not."""
+    compiler = find_compiler()
+    if compiler is None:
+        return ReplayResult("unavailable", "no C compiler (gcc or cc) found")
+    source = c_file.read_text(errors="replace")
+    model = _model_flags(compiler, data_model, source, workdir)
+    if isinstance(model, str):
+        return ReplayResult("unavailable", model)
+    flags, note = model
+    try:
+        program = instrument(source, probes, str(c_file)) if probes else source
+    except ValueError as exc:
+        return ReplayResult("error", f"cannot instrument {c_file.name}: {exc}")
+    program_file = workdir / f"program{c_file.suffix if c_file.suffix in ('.c', '.i') else '.c'}"
+    program_file.write_text(program)
+    (workdir / "harness.c").write_text(_HARNESS)
+    binary = workdir / "program.bin"
+    error = _build(compiler, [*flags, str(program_file), str(workdir / "harness.c"), "-o", str(binary)])
+    if error is not None:
+        return ReplayResult("error", f"{c_file.name} does not compile: {error}")
+    return CompiledProgram(binary, note)
+
+
+def _build(compiler: str, args: list[str]) -> str | None:
+    """Compile and link; retry without the options an older compiler lacks. The error, or None."""
+    last = ""
+    for extra in ([_ZERO_INIT, *_PERMISSIVE], [*_PERMISSIVE], []):
+        done = subprocess.run(
+            [compiler, *_BASE_FLAGS, *extra, *args], capture_output=True, text=True,
+            timeout=_COMPILE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        if done.returncode == 0:
+            return None
+        last = done.stderr.strip()
+        if "unrecognized" not in last and "unknown" not in last:
+            break
+    return "\n".join(last.splitlines()[:5])
+
+
+def replay_with_compiler(
+    c_file: Path, inputs: Sequence[int], data_model: str, *, timeout_s: float = 10
+) -> ReplayResult:
+    """Compile the original program with a nondet harness, run it on `inputs`, report whether
+    `reach_error()` was called. Inputs are the values of the `__VERIFIER_nondet_*` calls in order."""
+    with tempfile.TemporaryDirectory(prefix="quokka-replay-") as tmp:
+        built = compile_c(Path(c_file), data_model, Path(tmp))
+        if isinstance(built, ReplayResult):
+            return built
+        return built.run(inputs, timeout_s=timeout_s)

@@ -1,0 +1,115 @@
+"""Verdicts and what backs them: frozen results with one JSON wire format (`Result.to_json`)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Verdict(enum.Enum):
+    TRUE = "true"  # the error location is unreachable: a checked certificate backs it
+    FALSE = "false"  # reachable: a replayed counterexample backs it
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ProvenInvariant:
+    """One conjunct of a checked certificate, at a loop head."""
+
+    loop: str
+    line: int
+    column: int
+    expr: str  # C expression over the program's C names
+    proved_by: str  # engine that found it (the certificate is always re-checked inductively)
+    source: str = ""  # proposer that suggested it ("dynamic", "llm", "annotation", "spacer", ...)
+
+
+@dataclass(frozen=True)
+class InputValue:
+    origin: str  # e.g. "__VERIFIER_nondet_int", "uninitialised"
+    line: int
+    value: int
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    inputs: tuple[InputValue, ...]
+    error_line: int
+    error_column: int
+    path_lines: tuple[int, ...]
+    loop_heads: tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]  # (loop, iteration, C state)
+    confirmed_by: tuple[str, ...]  # "interpreter", "gcc"
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    engine: str
+    status: str
+    time_s: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class CandidateReport:
+    loop: str
+    expr: str
+    proposer: str
+    status: str  # "proven" | "rejected" | "unused"
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    verdict: Verdict
+    reason: str
+    file: str
+    time_s: float = 0.0
+    invariants: tuple[ProvenInvariant, ...] = ()
+    counterexample: Counterexample | None = None
+    engines: tuple[EngineRun, ...] = ()
+    candidates: tuple[CandidateReport, ...] = ()
+    overflow_sites: tuple[str, ...] = ()
+    decided_by: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def conclusive(self) -> bool:
+        return self.verdict is not Verdict.UNKNOWN
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire format of CLI `--json`, the batch store, the LSP worker and BenchExec."""
+        data = asdict(self)
+        data["verdict"] = self.verdict.value
+        data["time_s"] = round(self.time_s, 3)
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Result:
+        cex = data.get("counterexample")
+        return Result(
+            verdict=Verdict(data["verdict"]),
+            reason=data["reason"],
+            file=data["file"],
+            time_s=data.get("time_s", 0.0),
+            invariants=tuple(ProvenInvariant(**i) for i in data.get("invariants", ())),
+            counterexample=_cex_from_json(cex) if cex else None,
+            engines=tuple(EngineRun(**e) for e in data.get("engines", ())),
+            candidates=tuple(CandidateReport(**c) for c in data.get("candidates", ())),
+            overflow_sites=tuple(data.get("overflow_sites", ())),
+            decided_by=data.get("decided_by", ""),
+            extra=dict(data.get("extra", {})),
+        )
+
+
+def _cex_from_json(data: dict[str, Any]) -> Counterexample:
+    return Counterexample(
+        inputs=tuple(InputValue(**i) for i in data["inputs"]),
+        error_line=data["error_line"],
+        error_column=data["error_column"],
+        path_lines=tuple(data["path_lines"]),
+        loop_heads=tuple(
+            (loop, it, tuple((n, v) for n, v in state)) for loop, it, state in data["loop_heads"]
+        ),
+        confirmed_by=tuple(data["confirmed_by"]),
+    )

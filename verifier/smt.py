@@ -1,0 +1,182 @@
+"""IR expressions as Z3 terms, with exactly the meaning `semantics` gives them.
+
+Integers are Z3 `Int`s; unsigned results are reduced modulo 2**bits, signed ones are exact;
+arrays are `Array(Int, Int)`. `term` gives an integer term, `formula` a Boolean one (C truth: != 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import z3
+
+from .ir import (
+    ArrayType,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    IntType,
+    Ite,
+    Select,
+    Store,
+    Type,
+    Unary,
+    Var,
+)
+
+Env = Mapping[str, z3.ExprRef]
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def sort_of(ty: Type) -> z3.SortRef:
+    if isinstance(ty, ArrayType):
+        return z3.ArraySort(z3.IntSort(), z3.IntSort())
+    return z3.IntSort()
+
+
+def const(name: str, ty: Type) -> z3.ExprRef:
+    """A fresh Z3 constant for a variable of type `ty`."""
+    return z3.Const(name, sort_of(ty))
+
+
+def in_range(t: z3.ArithRef, ty: IntType) -> z3.BoolRef:
+    """`t` is a value of `ty`."""
+    return z3.And(t >= ty.min, t <= ty.max)
+
+
+def wrap(t: z3.ArithRef, ty: IntType) -> z3.ArithRef:
+    """The C conversion of the integer `t` to `ty` (modulo 2**bits; `_Bool`: t != 0)."""
+    if ty.is_bool:
+        return z3.If(t != 0, z3.IntVal(1), z3.IntVal(0))
+    modulus = 1 << ty.bits
+    if ty.signed:
+        half = 1 << (ty.bits - 1)
+        return ((t + half) % modulus) - half
+    return t % modulus
+
+
+def trunc_div(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    """C's `/`. Z3's `div` is Euclidean; both agree when the dividend is non-negative."""
+    q = a / b
+    return z3.If(z3.Or(a >= 0, a % b == 0), q, z3.If(b > 0, q + 1, q - 1))
+
+
+def trunc_mod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    return a - b * trunc_div(a, b)
+
+
+def _const_value(e: Expr) -> int | None:
+    return e.value if isinstance(e, Const) else None
+
+
+class Translator:
+    """Translates IR expressions over an environment of Z3 terms (variable name -> term)."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def term(self, e: Expr) -> z3.ExprRef:
+        """The value of `e` (an Int term, or an array term for array expressions)."""
+        if isinstance(e, Const):
+            return z3.IntVal(e.value)
+        if isinstance(e, Var):
+            return self.env[e.name]
+        if isinstance(e, Binary) and (e.op in _COMPARE or e.op in ("&&", "||")):
+            return _bool_to_int(self.formula(e))
+        if isinstance(e, Unary):
+            return self._unary(e)
+        if isinstance(e, Binary):
+            return self._arith(e)
+        if isinstance(e, Cast):
+            return self._cast(e)
+        if isinstance(e, Ite):
+            return z3.If(self.formula(e.cond), self.term(e.then), self.term(e.orelse))
+        if isinstance(e, Select):
+            return z3.Select(self.term(e.array), self.term(e.index))
+        if isinstance(e, Store):
+            return z3.Store(self.term(e.array), self.term(e.index), self.term(e.value))
+        raise TypeError(f"not an IR expression: {e!r}")
+
+    def formula(self, e: Expr) -> z3.BoolRef:
+        """`e != 0` as a Boolean formula, keeping comparisons and connectives Boolean."""
+        if isinstance(e, Binary) and e.op in _COMPARE:
+            return _COMPARE[e.op](self.term(e.left), self.term(e.right))  # type: ignore[no-any-return]
+        if isinstance(e, Binary) and e.op == "&&":
+            return z3.And(self.formula(e.left), self.formula(e.right))
+        if isinstance(e, Binary) and e.op == "||":
+            return z3.Or(self.formula(e.left), self.formula(e.right))
+        if isinstance(e, Unary) and e.op == "!":
+            return z3.Not(self.formula(e.operand))
+        if isinstance(e, Const):
+            return z3.BoolVal(e.value != 0)
+        return self.term(e) != 0
+
+    def _unary(self, e: Unary) -> z3.ExprRef:
+        if e.op == "!":
+            return _bool_to_int(z3.Not(self.formula(e.operand)))
+        a = self.term(e.operand)
+        r = -a if e.op == "-" else -a - 1
+        return r if e.type.signed else wrap(r, e.type)
+
+    def _cast(self, e: Cast) -> z3.ExprRef:
+        a = self.term(e.operand)
+        src = e.operand.type
+        if isinstance(src, IntType) and e.type.contains(src) and not e.type.is_bool:
+            return a
+        return wrap(a, e.type)
+
+    def _arith(self, e: Binary) -> z3.ExprRef:
+        a, b, ty = self.term(e.left), self.term(e.right), e.type
+        if e.op in ("+", "-", "*"):
+            r = a + b if e.op == "+" else a - b if e.op == "-" else a * b
+        elif e.op in ("/", "%"):
+            r = _divmod(e.op, a, b, ty)
+        elif e.op in ("<<", ">>"):
+            r = self._shift(e, a, b)
+        else:
+            r = _bitwise(e.op, a, b, ty, _const_value(e.right))
+        return r if ty.signed else wrap(r, ty)
+
+    def _shift(self, e: Binary, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        k = _const_value(e.right)
+        if k is not None and 0 <= k < e.type.bits:
+            return a * (1 << k) if e.op == "<<" else a / (1 << k)  # Euclidean div = floor here
+        bits = e.type.bits
+        bv_a, bv_b = z3.Int2BV(a, bits), z3.Int2BV(b, bits)
+        if e.op == "<<":
+            shifted = bv_a << bv_b
+        else:
+            shifted = bv_a >> bv_b if e.type.signed else z3.LShR(bv_a, bv_b)
+        return _bv_to_int(shifted, e.type)
+
+
+def _divmod(op: str, a: z3.ArithRef, b: z3.ArithRef, ty: IntType) -> z3.ArithRef:
+    if not ty.signed:  # operands are non-negative: Euclidean = truncating
+        return a / b if op == "/" else a % b
+    return trunc_div(a, b) if op == "/" else trunc_mod(a, b)
+
+
+def _bitwise(op: str, a: z3.ArithRef, b: z3.ArithRef, ty: IntType, mask: int | None) -> z3.ArithRef:
+    if op == "&" and mask is not None and mask >= 0 and (mask + 1) & mask == 0:
+        return a % (mask + 1)  # x & (2**k - 1) on two's complement values
+    bits = ty.bits
+    x, y = z3.Int2BV(a, bits), z3.Int2BV(b, bits)
+    r = x & y if op == "&" else x | y if op == "|" else x ^ y
+    return _bv_to_int(r, ty)
+
+
+def _bv_to_int(bv: z3.BitVecRef, ty: IntType) -> z3.ArithRef:
+    return z3.BV2Int(bv, is_signed=ty.signed)
+
+
+def _bool_to_int(f: z3.BoolRef) -> z3.ArithRef:
+    return z3.If(f, z3.IntVal(1), z3.IntVal(0))

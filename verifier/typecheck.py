@@ -1,0 +1,267 @@
+"""Check that a `Program` obeys the IR's typing and structure rules (see `ir`).
+
+One pass over the statements with an explicit work stack (deeply nested programs do not
+exhaust Python's stack); expressions are checked recursively by a table keyed on node class.
+The first violation raises `IRTypeError` at the coordinate of the statement that contains it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import IRTypeError
+from .ir import (
+    ARITH_OPS,
+    COMPARE_OPS,
+    INT,
+    LOGIC_OPS,
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Break,
+    Cast,
+    Const,
+    Continue,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Ite,
+    Loop,
+    Program,
+    Return,
+    Scope,
+    Select,
+    Stmt,
+    Store,
+    Type,
+    Unary,
+    Var,
+)
+
+
+class _Fail(Exception):
+    """An expression-level violation; the statement walker adds the coordinate."""
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise _Fail(message)
+
+
+def _int(ty: Type, what: str) -> IntType:
+    _require(isinstance(ty, IntType), f"{what} must have an integer type, not {ty}")
+    assert isinstance(ty, IntType)
+    return ty
+
+
+class _ExprChecker:
+    """Checks expressions against the declared variable types; returns each node's type."""
+
+    def __init__(self, decls: Mapping[str, Type]) -> None:
+        self.decls = decls
+        self.table: dict[type, Callable[[Any], Type]] = {
+            Const: self._const,
+            Var: self._var,
+            Unary: self._unary,
+            Binary: self._binary,
+            Cast: self._cast,
+            Ite: self._ite,
+            Select: self._select,
+            Store: self._store,
+        }
+
+    def check(self, e: Expr) -> Type:
+        handler = self.table.get(type(e))
+        _require(handler is not None, f"not an IR expression: {e!r}")
+        assert handler is not None
+        return handler(e)
+
+    def check_int(self, e: Expr, what: str) -> IntType:
+        return _int(self.check(e), what)
+
+    def _const(self, e: Const) -> Type:
+        _require(isinstance(e.type, IntType), f"constant {e.value} has non-integer type {e.type}")
+        _require(e.type.min <= e.value <= e.type.max, f"constant {e.value} is not a value of {e.type}")
+        return e.type
+
+    def _var(self, e: Var) -> Type:
+        declared = self.decls.get(e.name)
+        _require(declared is not None, f"undeclared variable {e.name}")
+        _require(declared == e.type, f"variable {e.name} used as {e.type}, declared {declared}")
+        return e.type
+
+    def _unary(self, e: Unary) -> Type:
+        _require(e.op in ("-", "~", "!"), f"unknown unary operator {e.op!r}")
+        operand = self.check_int(e.operand, f"operand of {e.op}")
+        if e.op == "!":
+            _require(e.type == INT, f"! yields int, not {e.type}")
+        else:
+            _require(operand == e.type, f"operand of {e.op} is {operand}, operator type {e.type}")
+        return e.type
+
+    def _binary(self, e: Binary) -> Type:
+        left = self.check_int(e.left, f"left operand of {e.op}")
+        right = self.check_int(e.right, f"right operand of {e.op}")
+        if e.op in ARITH_OPS:
+            _require(left == right == e.type, f"operands of {e.op} are {left} and {right}, operator {e.type}")
+        elif e.op in COMPARE_OPS:
+            _require(left == right, f"operands of {e.op} have different types {left} and {right}")
+            _require(e.type == INT, f"comparison {e.op} yields int, not {e.type}")
+        elif e.op in LOGIC_OPS:
+            _require(e.type == INT, f"{e.op} yields int, not {e.type}")
+        else:
+            raise _Fail(f"unknown binary operator {e.op!r}")
+        return e.type
+
+    def _cast(self, e: Cast) -> Type:
+        self.check_int(e.operand, "operand of a cast")
+        _int(e.type, "a cast")
+        return e.type
+
+    def _ite(self, e: Ite) -> Type:
+        self.check_int(e.cond, "condition of ?:")
+        then, orelse = self.check(e.then), self.check(e.orelse)
+        _require(then == orelse == e.type, f"branches of ?: are {then} and {orelse}, result {e.type}")
+        return e.type
+
+    def _select(self, e: Select) -> Type:
+        array = self.check(e.array)
+        _require(isinstance(array, ArrayType), f"indexing a non-array of type {array}")
+        assert isinstance(array, ArrayType)
+        self.check_int(e.index, "array index")
+        _require(array.elem == e.type, f"element of {array} read as {e.type}")
+        return e.type
+
+    def _store(self, e: Store) -> Type:
+        array = self.check(e.array)
+        _require(array == e.type, f"store into {array} typed {e.type}")
+        _require(isinstance(e.type, ArrayType), f"store typed {e.type}")
+        self.check_int(e.index, "array index")
+        value = self.check(e.value)
+        _require(value == e.type.elem, f"storing {value} into {e.type}")
+        return e.type
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """Where a statement sits: inside how many loops of its function, inside any function."""
+
+    loops: int
+    in_scope: bool
+
+
+class _StmtChecker:
+    def __init__(self, program: Program) -> None:
+        self.decls = program.var_types
+        self.exprs = _ExprChecker(self.decls)
+        self.loops: list[Loop] = []
+        self.table: dict[type, Callable[[Any, _Ctx], None]] = {
+            Assign: self._assign,
+            Havoc: self._havoc,
+            Assume: self._cond,
+            Assert: self._cond,
+            If: self._cond,
+            Loop: self._loop,
+            Break: self._jump,
+            Continue: self._jump,
+            Scope: lambda s, ctx: None,
+            Return: self._return,
+        }
+
+    def run(self, body: tuple[Stmt, ...]) -> None:
+        stack: list[tuple[Stmt, _Ctx]] = [(s, _Ctx(0, False)) for s in reversed(body)]
+        while stack:
+            stmt, ctx = stack.pop()
+            self.check(stmt, ctx)
+            stack.extend((s, ctx2) for block, ctx2 in self._nested(stmt, ctx) for s in reversed(block))
+
+    def check(self, stmt: Stmt, ctx: _Ctx) -> None:
+        handler = self.table.get(type(stmt))
+        if handler is None:
+            raise IRTypeError(None, f"not an IR statement: {stmt!r}")
+        try:
+            handler(stmt, ctx)
+        except _Fail as exc:
+            raise IRTypeError(stmt.coord, str(exc)) from None
+
+    @staticmethod
+    def _nested(stmt: Stmt, ctx: _Ctx) -> list[tuple[tuple[Stmt, ...], _Ctx]]:
+        """The blocks of `stmt` in reverse order (so the stack visits them in order)."""
+        if isinstance(stmt, If):
+            return [(stmt.orelse, ctx), (stmt.then, ctx)]
+        if isinstance(stmt, Loop):
+            inner = _Ctx(ctx.loops + 1, ctx.in_scope)
+            return [(stmt.step, inner), (stmt.body, inner)]
+        if isinstance(stmt, Scope):
+            return [(stmt.body, _Ctx(0, True))]
+        return []
+
+    def _declared(self, name: str) -> Type:
+        ty = self.decls.get(name)
+        _require(ty is not None, f"undeclared variable {name}")
+        assert ty is not None
+        return ty
+
+    def _assign(self, s: Assign, ctx: _Ctx) -> None:
+        target = self._declared(s.target)
+        value = self.exprs.check(s.value)
+        _require(value == target, f"assigning {value} to {s.target} of type {target}")
+
+    def _havoc(self, s: Havoc, ctx: _Ctx) -> None:
+        target = self._declared(s.target)
+        _require(isinstance(target, (IntType, ArrayType)), f"havoc of {s.target} of type {target}")
+
+    def _cond(self, s: Assume | Assert | If, ctx: _Ctx) -> None:
+        self.exprs.check_int(s.cond, f"condition of {type(s).__name__}")
+
+    def _loop(self, s: Loop, ctx: _Ctx) -> None:
+        self.loops.append(s)
+
+    def _jump(self, s: Break | Continue, ctx: _Ctx) -> None:
+        _require(ctx.loops > 0, f"{type(s).__name__.lower()} outside a loop")
+
+    def _return(self, s: Return, ctx: _Ctx) -> None:
+        _require(ctx.in_scope, "return outside a function scope")
+
+
+def _check_declarations(program: Program) -> None:
+    seen: set[str] = set()
+    for decl in program.variables:
+        if decl.name in seen:
+            raise IRTypeError(decl.coord, f"variable {decl.name} declared twice")
+        seen.add(decl.name)
+        if isinstance(decl.type, ArrayType) and not isinstance(decl.type.elem, IntType):
+            raise IRTypeError(decl.coord, f"array {decl.name} of non-integer elements")
+
+
+def _check_loops(program: Program, loops: list[Loop]) -> None:
+    seen: set[str] = set()
+    for loop in loops:
+        if loop.id in seen:
+            raise IRTypeError(loop.coord, f"loop id {loop.id} used twice")
+        seen.add(loop.id)
+    infos: set[str] = set()
+    for info in program.loops:
+        if info.id in infos or info.id not in seen:
+            problem = "has two LoopInfo entries" if info.id in infos else "has a LoopInfo but no Loop"
+            raise IRTypeError(info.coord, f"loop {info.id} {problem}")
+        infos.add(info.id)
+        for c_name, ir_name in info.scope:
+            if ir_name not in program.var_types:
+                raise IRTypeError(info.coord, f"loop {info.id}: scope maps {c_name} to undeclared {ir_name}")
+    for loop in loops:
+        if loop.id not in infos:
+            raise IRTypeError(loop.coord, f"loop {loop.id} has no LoopInfo")
+
+
+def check_program(program: Program) -> None:
+    """Raise `IRTypeError` at the first violation of the IR's rules; return None if there is none."""
+    _check_declarations(program)
+    checker = _StmtChecker(program)
+    checker.run(program.body)
+    _check_loops(program, checker.loops)
