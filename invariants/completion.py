@@ -16,18 +16,18 @@ to induction.
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from quokka.verifier.checks import conjuncts
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Program, Unary, Var
 from quokka.verifier.printer import c_names
 
 from .linalg import nullspace
+from .llm.answers import conjuncts
 from .protocol import Candidate, ProposalContext, Proposer, State
+from .sampling import SamplingConfig, collect
 
 PROPOSER = "completion"
 MAX_TERMS = 24
@@ -120,11 +120,15 @@ def fit_equalities(diff: Poly, states: Sequence[State]) -> list[Poly]:
 
 
 def fit_bound(diff: Poly, op: str, states: Sequence[State]) -> tuple[Poly, str, int] | None:
-    """`P <= max` (for `<`, `<=`) or `P >= min` (for `>`, `>=`) over the states, P = diff less its constant."""
+    """`P <= max` (for `<`, `<=`) or `P >= min` (for `>`, `>=`) on the states; P: `diff` less its constant."""
     p = {m: c for m, c in diff.items() if m}
     if not p or any(c.denominator != 1 for c in p.values()):
         return None
-    values = [sum(int(c) * _value(m, s) for m, c in p.items()) for s in states if all(v in s for m in p for v, _ in m)]
+    values = [
+        sum(int(c) * _value(m, s) for m, c in p.items())
+        for s in states
+        if all(v in s for m in p for v, _ in m)
+    ]
     if not values:
         return None
     if op in ("<", "<="):
@@ -159,7 +163,7 @@ def _term(m: Monomial, coeff: int, names: Mapping[str, str]) -> str:
 
 
 def _ordered(poly: Mapping[Monomial, int]) -> list[tuple[Monomial, int]]:
-    return sorted(poly.items(), key=lambda mc: (-sum(e for _, e in mc[0]), mc[0]))
+    return sorted(poly.items(), key=lambda mc: (mc[1] < 0, -sum(e for _, e in mc[0]), mc[0]))
 
 
 def _sum(poly: Mapping[Monomial, int], names: Mapping[str, str]) -> str:
@@ -174,7 +178,7 @@ def _sum(poly: Mapping[Monomial, int], names: Mapping[str, str]) -> str:
 def render_equality(poly: Poly, lead: Monomial | None, names: Mapping[str, str]) -> str:
     """`lhs == rhs` with positive coefficients on both sides, `lead` on the left."""
     ints = _integral(poly)
-    if lead in ints and ints[lead] < 0 or lead not in ints and _ordered(ints)[0][1] < 0:
+    if (lead in ints and ints[lead] < 0) or (lead not in ints and _ordered(ints)[0][1] < 0):
         ints = {m: -c for m, c in ints.items()}
     lhs = {m: c for m, c in ints.items() if c > 0}
     rhs = {m: -c for m, c in ints.items() if c < 0}
@@ -182,7 +186,13 @@ def render_equality(poly: Poly, lead: Monomial | None, names: Mapping[str, str])
 
 
 def render_bound(p: Poly, rel: str, bound: int, names: Mapping[str, str]) -> str:
-    return f"{_sum(_integral(p), names)} {rel} {bound}"
+    """`P rel bound` with the negative terms of P moved right: `i - n <= 0` prints as `i <= n`."""
+    ints = _integral(p)
+    pos = {m: c for m, c in ints.items() if c > 0}
+    neg = {m: -c for m, c in ints.items() if c < 0}
+    if not pos:
+        return f"{_sum(neg, names)} {'>=' if rel == '<=' else '<='} {-bound}"
+    return f"{_sum(pos, names)} {rel} {_sum(neg | ({(): bound} if bound else {}), names)}"
 
 
 # ----------------------------------------------------------------------------- candidates
@@ -225,7 +235,9 @@ def complete_candidate(c: Candidate, states: Sequence[State], program: Program) 
     return out
 
 
-def complete(candidates: Sequence[Candidate], states: Mapping[str, Sequence[State]], program: Program) -> list[Candidate]:
+def complete(
+    candidates: Sequence[Candidate], states: Mapping[str, Sequence[State]], program: Program
+) -> list[Candidate]:
     """Fitted versions of every accepted candidate whose loop has recorded states."""
     out = []
     for c in candidates:
@@ -237,44 +249,28 @@ def complete(candidates: Sequence[Candidate], states: Mapping[str, Sequence[Stat
 # ----------------------------------------------------------------------------- states
 
 
-def _inputs(rng: random.Random) -> Callable[..., int]:
-    def draw(*_: object) -> int:
-        return rng.choice([rng.randint(0, 12), rng.randint(-10, 40), rng.randint(0, 200)])
-
-    return draw
+SAMPLING = SamplingConfig(
+    max_runs=300, min_runs=40, target_states=400, target_reaching_runs=30, give_up_runs=150
+)
 
 
-def collect_states(
-    program: Program, seed: int = 0, runs: int = 48, budget_s: float = 1.0, per_loop: int = 400
-) -> dict[str, list[State]]:
-    """Loop-head states of `program` under random small inputs (every state is reachable)."""
-    from quokka.verifier.interp import compile_program
-
-    runner, rng = compile_program(program), random.Random(seed)
-    out: dict[str, list[State]] = {info.id: [] for info in program.loops}
-    deadline = time.monotonic() + budget_s
-    for _ in range(runs):
-        if time.monotonic() > deadline:
-            break
-        execution = runner.run(_inputs(rng), max_steps=20_000, max_loop_head_states=per_loop, record_path=False)
-        for head in execution.loop_heads:
-            if len(out[head.loop_id]) < per_loop:
-                out[head.loop_id].append(dict(head.values))
-    return out
+def collect_states(program: Program, seed: int = 0, budget_s: float = 1.0) -> dict[str, list[State]]:
+    """Loop-head states of `program` from random runs (`sampling.collect`; every state is reachable)."""
+    samples = collect(program, seed, time.monotonic() + budget_s, None, SAMPLING)
+    return {info.id: list(samples.states.get(info.id, ())) for info in program.loops}
 
 
 class CompletionProposer:
     """Wraps a proposer: its candidates, plus their fitted versions (proposer "completion")."""
 
-    def __init__(self, inner: Proposer, runs: int = 48) -> None:
+    def __init__(self, inner: Proposer) -> None:
         self.inner = inner
         self.name = inner.name
-        self.runs = runs
         self._states: tuple[Program, dict[str, list[State]]] | None = None
 
     def states(self, program: Program, seed: int, budget_s: float) -> dict[str, list[State]]:
         if self._states is None or self._states[0] is not program:
-            self._states = (program, collect_states(program, seed, self.runs, budget_s))
+            self._states = (program, collect_states(program, seed, budget_s))
         return self._states[1]
 
     def propose(self, context: ProposalContext) -> list[Candidate]:

@@ -25,14 +25,15 @@ from dataclasses import dataclass, field
 from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, VarDecl
 from quokka.verifier.printer import c_names, format_expr
 
+from .canonical import key
 from .evaluate import compile_expr, holds_on
 from .facts import ExprBuilder, Fact, equation, linear, long_long, wide_type
 from .octagon import Observations, OctagonConfig, congruences, pair_bounds, unary_bounds
 from .polynomial import EqualityConfig, equalities
 from .protocol import Candidate, LoopContext, ProposalContext, State
 from .sampling import Samples, SamplingConfig, collect
-from .seeds import seed_inputs
-from .structure import comparisons, exit_conditions, find_loop, head_assertions, preference, program_constants
+from .seeds import SeedSource
+from .structure import comparisons, find_loop, loop_head, preference, program_constants
 
 NAME = "dynamic"
 
@@ -44,7 +45,7 @@ class DynamicConfig:
     octagon: OctagonConfig = field(default_factory=OctagonConfig)
     time_share: float = 0.3  # of ProposalContext.budget_s
     max_time_s: float = 8.0
-    seed_share: float = 0.25  # of the sampling time, for Z3 seeds
+    seed_share: float = 0.25  # of the sampling time, at most, for exploring paths to the loops
     max_check_states: int = 2000
     guard_offset_limit: int = 16
     use_ctis: bool = True
@@ -61,6 +62,8 @@ class DynamicProposer:
         self.last_samples: Samples | None = None
 
     def propose(self, context: ProposalContext) -> list[Candidate]:
+        if not context.loops:
+            return []
         start = time.monotonic()
         limit = max(0.05, min(self.config.max_time_s, self.config.time_share * context.budget_s))
         samples = self._samples(context, start + 0.7 * limit)
@@ -69,15 +72,16 @@ class DynamicProposer:
             lid = loop.loop.id
             ctis = [_ir_names(s, loop) for s in context.ctis.get(lid, ())] if self.config.use_ctis else []
             states, runs = samples.states.get(lid, ()), samples.runs.get(lid, ())
-            out += infer(context.program, loop, states, self.config, context.seed, runs=runs, ctis=ctis)
+            config, seed, deadline = self.config, context.seed, start + limit
+            out += infer(context.program, loop, states, config, seed, runs=runs, ctis=ctis, deadline=deadline)
         return out
 
     def _samples(self, context: ProposalContext, deadline: float) -> Samples:
         if self._cache is not None and self._cache[0] is context.program:
             return self._cache[1]
         rng = random.Random(context.seed)
-        seed_deadline = time.monotonic() + self.config.seed_share * max(0.0, deadline - time.monotonic())
-        seeds = seed_inputs(context.program, rng, seed_deadline)
+        explore_deadline = time.monotonic() + self.config.seed_share * max(0.0, deadline - time.monotonic())
+        seeds = SeedSource(context.program, rng, explore_deadline)
         samples = collect(context.program, context.seed, deadline, seeds, self.config.sampling)
         self._cache = (context.program, samples)
         self.last_samples = samples
@@ -93,12 +97,14 @@ def infer(
     *,
     runs: Sequence[Sequence[int]] | None = None,
     ctis: Sequence[State] = (),
+    deadline: float = float("inf"),
 ) -> list[Candidate]:
     """Candidates for one loop from its head states.
 
     `runs[k]` numbers the runs that reached `states[k]` (default: each state its own run), which
     decides which extreme values are credible bounds; `ctis` are further states, always
     among those every candidate is checked on. States missing a loop variable are ignored.
+    After `deadline` the polynomial search starts no new degree.
     """
     config = config or DynamicConfig()
     names = [d.name for d in loop.variables]
@@ -109,8 +115,8 @@ def infer(
     if not full:
         return []
     obs = Observations.of([s for s, _ in full], [h for _, h in full], program_constants(program))
-    exprs = _structural(program, loop.loop.id, obs.states, config) + _exprs(
-        _facts(program, loop, obs, config, seed), {d.name: d for d in program.variables}
+    exprs = _structural(program, loop.loop.id, names, obs.states, config) + _exprs(
+        _facts(program, loop, obs, config, seed, deadline), {d.name: d for d in program.variables}
     )
     extra = [s for s in ctis if all(v in s for v in names)]
     sampled = list(obs.states[: len(obs.states) - len(extra)])
@@ -118,8 +124,9 @@ def infer(
     names_c = c_names(program, loop.loop.id)
     out, seen = [], set()
     for e in exprs:
-        if e not in seen and holds_on(e, check):
-            seen.add(e)
+        k = key(e)
+        if k not in seen and holds_on(e, check):
+            seen.add(k)
             out.append(Candidate(loop.loop.id, e, format_expr(e, names_c), NAME))
     return out
 
@@ -132,18 +139,19 @@ def _ir_names(state: State, loop: LoopContext) -> State:
 
 
 def _facts(
-    program: Program, loop: LoopContext, obs: Observations, config: DynamicConfig, seed: int
+    program: Program, loop: LoopContext, obs: Observations, config: DynamicConfig, seed: int, deadline: float
 ) -> list[Fact]:
     types = {d.name: d.type for d in loop.variables if isinstance(d.type, IntType)}
     states = obs.states
     constant = {v: states[0][v] for v in types if all(s[v] == states[0][v] for s in states)}
     facts = [linear({v: 1}, "==", c, "constant") for v, c in constant.items()]
     varying = preference([v for v in types if v not in constant], find_loop(program, loop.loop.id))
-    for eq in equalities(varying, states, config.equalities, seed):
-        facts.append(equation(eq.poly, eq.solved, "equality"))
+    eqs = equalities(varying, states, config.equalities, seed, deadline)
+    facts += [equation(eq.poly, eq.solved, "equality") for eq in eqs]
     facts += unary_bounds(varying, obs, types, config.octagon)
-    facts += pair_bounds(varying, obs, config.octagon)
-    facts += congruences(varying, states, config.octagon)
+    solved = {eq.solved for eq in eqs}
+    facts += pair_bounds([v for v in varying if v not in solved], obs, config.octagon)
+    facts += congruences(varying, obs, config.octagon)
     return facts
 
 
@@ -158,15 +166,18 @@ def _exprs(facts: list[Fact], decls: Mapping[str, VarDecl]) -> list[Expr]:
     return out
 
 
-def _structural(program: Program, loop_id: str, states: Sequence[State], config: DynamicConfig) -> list[Expr]:
+def _structural(
+    program: Program, loop_id: str, loop_vars: Sequence[str], states: Sequence[State], config: DynamicConfig
+) -> list[Expr]:
     """The loop's head assertions, and relations between the two sides of its exit tests."""
     loop = find_loop(program, loop_id)
     if loop is None:
         return []
-    asserted = head_assertions(loop)
-    atoms = [c for e in exit_conditions(loop) + asserted for c in comparisons(e)]
+    head = loop_head(loop, frozenset(loop_vars))
+    atoms = [c for e in head.exits + head.asserted for c in comparisons(e)]
     ll = _long_long(program)
-    return asserted + [r for atom in atoms for r in _relations(atom, states, config.guard_offset_limit, ll)]
+    relations = [r for atom in atoms for r in _relations(atom, states, config.guard_offset_limit, ll)]
+    return head.asserted + relations
 
 
 def _long_long(program: Program) -> IntType:
@@ -197,12 +208,14 @@ def _relations(atom: Binary, states: Sequence[State], limit: int, ll: IntType) -
 
 
 def _offset(left: Expr, op: str, right: Expr, c: int, ll: IntType) -> Expr:
-    """`left op right + c` in a signed type wide enough for both sides."""
+    """`left op right + c` in a signed type wide enough for both sides (folded for a constant)."""
     assert isinstance(left.type, IntType) and isinstance(right.type, IntType)
+    if isinstance(right, Const) and left.type.min <= right.value + c <= left.type.max:
+        return Binary(op, left, Const(right.value + c, left.type), INT)
     w = wide_type([left.type, right.type], [c], ll)
     lw = left if left.type == w else Cast(left, w)
     rw = right if right.type == w else Cast(right, w)
-    return Binary(op, lw, Binary("+", rw, Const(c, w), w), INT)
+    return Binary(op, lw, Binary("+" if c > 0 else "-", rw, Const(abs(c), w), w), INT)
 
 
 def _check_states(states: list[State], cap: int, seed: int) -> list[State]:

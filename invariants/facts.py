@@ -126,8 +126,8 @@ class ExprBuilder:
         return self.monomial(mono, coeff, w)
 
     def poly(self, poly: Poly, w: IntType) -> Expr:
-        """The sum, highest degree first, negative terms subtracted; 0 when empty."""
-        terms = sorted(poly, key=lambda t: -degree(t[0]))
+        """The sum, positive terms first, highest degree first; 0 when empty."""
+        terms = sorted(poly, key=lambda t: (t[1] < 0, -degree(t[0])))
         if not terms:
             return Const(0, w)
         out = self._first(*terms[0], w)

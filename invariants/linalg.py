@@ -15,6 +15,7 @@ to see solved for last.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -127,31 +128,37 @@ def lift(free: int, vec: Sequence[int], p: int = PRIME) -> Relation | None:
 def nullspace(rows: Sequence[Sequence[int]], ncols: int, first: int | None = None) -> list[Relation]:
     """The rational null space of `rows` (a reduced basis, see the module docstring).
 
-    Only `first` rows (default: ncols + 8) are eliminated at the start; the basis is then checked
-    exactly against all rows, and rows that violate it are eliminated too, until none does.
+    Only `first` rows (default: ncols + 8) are eliminated at the start. Then every row that a
+    random combination of the kernel basis (modulo p) does not annihilate, i.e. every row
+    outside the current row space, is eliminated too, until a pass adds none. The basis is then
+    lifted to the rationals and checked exactly against all rows.
     """
     echelon = ModEchelon(ncols)
     start = min(len(rows), ncols + 8 if first is None else first)
     for row in rows[:start]:
         echelon.add(row)
+    rng = random.Random(ncols)
     while True:
-        basis = [lift(free, vec) for free, vec in echelon.kernel()]
-        relations = [r for r in basis if r is not None]
-        violating = _violating_rows(relations, rows)
-        if not any([echelon.add(rows[i]) for i in violating]):
-            bad = set(violating)
-            return [r for r in relations if not any(r.dot(rows[i]) for i in bad)]
+        kernel = echelon.kernel()
+        if not kernel:
+            return []
+        probe = _combination(kernel, rng, echelon.p)
+        outside = [row for row in rows[start:] if sum(row[i] * x for i, x in probe) % echelon.p]
+        if not any([echelon.add(row) for row in outside]):
+            break
+    relations = [lift(free, vec) for free, vec in kernel]
+    return [r for r in relations if r is not None and not any(r.dot(row) for row in rows)]
 
 
-def _violating_rows(relations: Sequence[Relation], rows: Sequence[Sequence[int]]) -> list[int]:
-    """Indices of rows that some relation does not annihilate (at most one per relation)."""
-    out: set[int] = set()
-    for rel in relations:
-        for i, row in enumerate(rows):
-            if rel.dot(row):
-                out.add(i)
-                break
-    return sorted(out)
+def _combination(
+    kernel: Sequence[tuple[int, list[int]]], rng: random.Random, p: int
+) -> list[tuple[int, int]]:
+    """A random combination of the kernel vectors modulo p, sparse: (column, entry)."""
+    total = [0] * len(kernel[0][1])
+    for _, vec in kernel:
+        c = rng.randrange(1, p)
+        total = [(t + c * x) % p for t, x in zip(total, vec, strict=True)]
+    return [(i, x) for i, x in enumerate(total) if x]
 
 
 def nullspace_exact(rows: Sequence[Sequence[int]], ncols: int) -> list[Relation]:

@@ -24,6 +24,7 @@ State = Mapping[str, int]
 @dataclass(frozen=True)
 class OctagonConfig:
     pair_constant_limit: int = 16  # pair bounds with a larger |constant| are sampling artefacts
+    max_pair_bounds: int = 24  # per loop; those with the smallest |constant| first
     max_modulus: int = 64
     # A bound must be a "plausible" constant (0, +-1, a program constant +-1) or be reached in
     # this many runs: the largest value one random run happened to produce is no invariant.
@@ -47,7 +48,8 @@ class Observations:
     ) -> Observations:
         """Without `runs`, every state counts as a run of its own."""
         plausible = frozenset({-1, 0, 1} | {c + d for c in constants for d in (-1, 0, 1)})
-        return Observations(states, runs if runs is not None else [(k,) for k in range(len(states))], plausible)
+        ids = runs if runs is not None else [(k,) for k in range(len(states))]
+        return Observations(states, ids, plausible)
 
     def column(self, v: str) -> list[int]:
         if v not in self.columns:
@@ -62,19 +64,22 @@ class Observations:
             return xs
         ((y, cy),) = rest
         ys = self.column(y)
-        return [a + b for a, b in zip(xs, ys, strict=True)] if cy == 1 else [a - b for a, b in zip(xs, ys, strict=True)]
+        if cy == 1:
+            return [a + b for a, b in zip(xs, ys, strict=True)]
+        return [a - b for a, b in zip(xs, ys, strict=True)]
+
+    def support(self, values: Sequence[int], bound: int) -> int:
+        """The number of (recorded) runs in which the value reaches `bound`."""
+        return len({r for x, ids in zip(values, self.runs, strict=True) if x == bound for r in ids})
 
     def credible(self, values: Sequence[int], bound: int, min_support: int) -> bool:
-        if bound in self.plausible:
-            return True
-        runs = {r for x, ids in zip(values, self.runs, strict=True) if x == bound for r in ids}
-        return len(runs) >= min_support
+        return bound in self.plausible or self.support(values, bound) >= min_support
 
 
 def unary_bounds(
     names: Sequence[str], obs: Observations, types: Mapping[str, IntType], config: OctagonConfig | None = None
 ) -> list[Fact]:
-    """`x >= lo` and `x <= hi` (not at the edge of x's type)."""
+    """`x >= lo` and `x <= hi` (not within 1 of the edge of x's type: boundary inputs)."""
     support = (config or OctagonConfig()).min_support
     out = []
     for v in names:
@@ -82,19 +87,19 @@ def unary_bounds(
         lo, hi = min(values), max(values)
         if lo == hi:
             continue
-        if lo > types[v].min and obs.credible(values, lo, support):
+        if lo > types[v].min + 1 and obs.credible(values, lo, support):
             out.append(linear({v: 1}, ">=", lo, "bound"))
-        if hi < types[v].max and obs.credible(values, hi, support):
+        if hi < types[v].max - 1 and obs.credible(values, hi, support):
             out.append(linear({v: 1}, "<=", hi, "bound"))
     return out
 
 
 def pair_bounds(names: Sequence[str], obs: Observations, config: OctagonConfig | None = None) -> list[Fact]:
-    """`x + y` and `x - y` bounds strictly tighter than the unary bounds imply."""
+    """`x + y` and `x - y` bounds strictly tighter than the unary bounds imply; at most
+    `max_pair_bounds`, preferring small constants, then bounds reached in many runs."""
     config = config or OctagonConfig()
-    limit, support = config.pair_constant_limit, config.min_support
     ranges = {v: (min(vs), max(vs)) for v in names for vs in [obs.values({v: 1})]}
-    out = []
+    ranked: list[tuple[int, int, int, Fact]] = []
     for i, x in enumerate(names):
         for y in names[i + 1 :]:
             (xlo, xhi), (ylo, yhi) = ranges[x], ranges[y]
@@ -103,11 +108,13 @@ def pair_bounds(names: Sequence[str], obs: Observations, config: OctagonConfig |
                 lo, hi = min(values), max(values)
                 if lo == hi:
                     continue  # an equality: the polynomial search reports it
-                if lo > implied_lo and abs(lo) <= limit and obs.credible(values, lo, support):
-                    out.append(linear({x: 1, y: sign}, ">=", lo, "octagon"))
-                if hi < implied_hi and abs(hi) <= limit and obs.credible(values, hi, support):
-                    out.append(linear({x: 1, y: sign}, "<=", hi, "octagon"))
-    return out
+                for op, bound, implied in ((">=", lo, lo > implied_lo), ("<=", hi, hi < implied_hi)):
+                    if implied and abs(bound) <= config.pair_constant_limit:
+                        support = obs.support(values, bound)
+                        if bound in obs.plausible or support >= config.min_support:
+                            fact = linear({x: 1, y: sign}, op, bound, "octagon")
+                            ranked.append((abs(bound), -support, len(ranked), fact))
+    return [fact for *_, fact in sorted(ranked)[: config.max_pair_bounds]]
 
 
 def _common_residue(values: Sequence[int], k: int) -> int | None:
@@ -115,27 +122,30 @@ def _common_residue(values: Sequence[int], k: int) -> int | None:
     return residues.pop() if len(residues) == 1 else None
 
 
-def congruences(
-    names: Sequence[str], states: Sequence[State], config: OctagonConfig | None = None
-) -> list[Fact]:
-    """`x % g == r` with g the gcd of the differences of x's values; parities of sums and
-    differences of two variables whose own parities vary."""
+def congruences(names: Sequence[str], obs: Observations, config: OctagonConfig | None = None) -> list[Fact]:
+    """`x % g == r` with g the gcd of the differences of x's values; the parity of `x + y` (or
+    else `x - y`, whose C remainder may have the other sign) when x's and y's parities vary."""
     max_mod = (config or OctagonConfig()).max_modulus
     out, odd_even = [], []
     for v in names:
-        values = sorted({s[v] for s in states})
+        values = sorted(set(obs.column(v)))
         g = reduce(gcd, (x - values[0] for x in values[1:]), 0)
         if len(values) >= 3 and 2 <= g <= max_mod:
             r = _common_residue(values, g)
             if r is not None:
                 out.append(Fact(((((v, 1),), 1),), "==", (((), r),) if r else (), "congruence", g))
-        if _common_residue(values, 2) is None:
+        if len({x & 1 for x in values}) == 2:
             odd_even.append(v)
     for i, x in enumerate(odd_even):
         for y in odd_even[i + 1 :]:
-            for sign in (1, -1):
-                r = _common_residue([s[x] + sign * s[y] for s in states], 2)
-                if r is not None:
-                    lhs = ((((x, 1),), 1), (((y, 1),), sign))
-                    out.append(Fact(lhs, "==", (((), r),) if r else (), "congruence", 2))
+            if len({(a + b) & 1 for a, b in zip(obs.column(x), obs.column(y), strict=True)}) == 1:
+                out += _pair_parity(x, y, obs)
     return out
+
+
+def _pair_parity(x: str, y: str, obs: Observations) -> list[Fact]:
+    for sign in (1, -1):
+        r = _common_residue(sorted(set(obs.values({x: 1, y: sign}))), 2)
+        if r is not None:
+            return [Fact(((((x, 1),), 1), (((y, 1),), sign)), "==", (((), r),) if r else (), "congruence", 2)]
+    return []

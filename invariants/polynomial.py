@@ -17,9 +17,11 @@ Variables are given in order of preference for being solved for (the most depend
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
+from math import comb
 
 from .linalg import ModEchelon, Relation, nullspace
 
@@ -35,11 +37,16 @@ class EqualityConfig:
     # Past max_degree, keep going while this few monomials remain (ps4..ps6 need degree 4..6).
     high_degree: int = 6
     high_degree_monomials: int = 84
-    spare_rows: int = 8  # rows beyond the column count needed before a degree is tried
+    # A degree is tried only with at least spare_factor * columns + spare_rows distinct states:
+    # with fewer, the data fit spurious relations.
+    spare_factor: float = 1.5
+    spare_rows: int = 8
     # Distinct states used per degree: rows_per_column * columns + 60, at most max_rows (the
     # candidates are checked on more states later).
     rows_per_column: int = 6
     max_rows: int = 1500
+    max_coefficient: int = 1_000_000  # larger ones are fits to too little data
+    spare_points: int = 4  # distinct points a relation's variables need beyond its monomials
 
 
 @dataclass(frozen=True)
@@ -115,12 +122,15 @@ class _Search:
     found: list[PolyEquality] = field(default_factory=list)
     power: dict[str, int] = field(default_factory=dict)
 
-    def run(self) -> list[PolyEquality]:
+    def run(self, deadline: float) -> list[PolyEquality]:
         d = 1
-        while self.names and self._degree_allowed(d):
+        while self.names and self._degree_allowed(d) and time.monotonic() < deadline:
             relations = self._search(d)
             if relations is None:
                 break
+            # Dubious relations are not reported, but their multiples are no news either.
+            self.kept += [eq for eq in relations if not self._credible(eq)]
+            relations = [eq for eq in relations if self._credible(eq)]
             if not self._eliminate(relations):
                 self._keep(relations)
                 d += 1
@@ -143,9 +153,20 @@ class _Search:
         if len(cols) > self.config.max_monomials:
             return None
         rows = self._rows(cols)
-        if len(rows) < len(cols) + self.config.spare_rows:
+        if len(rows) < self.config.spare_factor * len(cols) + self.config.spare_rows:
             return None
         return [_equality(p) for p in self._new(nullspace(rows, len(cols)), cols, d)]
+
+    def _credible(self, eq: PolyEquality) -> bool:
+        """Small coefficients, and more distinct points over its variables than the monomials of
+        its degree could fit (inputs fixed during the loop vary only from run to run), counting
+        only points where some term is non-zero (`t*(4*n - 19*s) == 0` says nothing where t is 0)."""
+        if max(abs(c) for _, c in eq.poly) > self.config.max_coefficient:
+            return False
+        names = sorted(_variables(eq.poly))
+        terms = [m for m, _ in eq.poly if m]
+        points = {tuple(s[v] for v in names) for s in self.states if any(mono_value(m, s) for m in terms)}
+        return len(points) >= comb(len(names) + eq.degree, eq.degree) + self.config.spare_points
 
     def _rows(self, cols: list[Monomial]) -> list[list[int]]:
         """Monomial values on distinct states (distinct over the current variables), shuffled."""
@@ -201,11 +222,16 @@ def _equality(poly: Poly) -> PolyEquality:
 
 
 def equalities(
-    names: Sequence[str], states: Sequence[State], config: EqualityConfig | None = None, seed: int = 0
+    names: Sequence[str],
+    states: Sequence[State],
+    config: EqualityConfig | None = None,
+    seed: int = 0,
+    deadline: float = float("inf"),
 ) -> list[PolyEquality]:
     """Polynomial equalities over `names` (most dependent first) that all `states` satisfy.
 
-    Variables with a single value on all states should be left out (they are constants).
+    Variables with a single value on all states should be left out (they are constants). No
+    new degree is started after `deadline` (time.monotonic).
     """
     search = _Search(list(names), list(states), config or EqualityConfig(), random.Random(seed))
-    return search.run()
+    return search.run(deadline)

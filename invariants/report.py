@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from quokka.verifier.results import Result, Verdict
 from rich.console import Console
 from rich.table import Table
-
-from quokka.verifier.results import Result, Verdict
 
 _STYLE = {Verdict.TRUE: "bold green", Verdict.FALSE: "bold red", Verdict.UNKNOWN: "bold yellow"}
 

@@ -1,10 +1,16 @@
 """Run a program many times in the IR interpreter and collect the states at its loop heads.
 
 Inputs come from a fixed rotation of strategies (small values around 0, small non-negative
-values, boundary values of the type mixed with small ones) with growing radii, and from seeds:
-input prefixes that Z3 found for the path to a loop head (`seeds`), continued with small values.
+values, boundary values of the type mixed with small ones, values anywhere in the type with
+magnitudes spread over the bit widths) with growing radii, and from seeds: input prefixes that
+Z3 finds for the path to a loop head (`seeds.SeedSource`), continued with small values. Every
+other run may be seeded, for the loop that the fewest runs have reached so far: a few seeds for
+every loop, more while random inputs rarely reach it (a Z3 model costs far more than a run).
+
 A run that hits undefined behaviour (division by zero, bad shift, signed overflow) contributes
-nothing; a run that ends blocked or at the step limit keeps the states it reached.
+nothing; a run that ends blocked, in an error or at the step limit keeps the states it reached.
+Sampling stops at the deadline, or when every loop has enough states from enough runs, or when
+runs stop finding new states.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quokka.verifier.interp import Execution, Runner, compile_program
+from quokka.verifier import semantics
+from quokka.verifier.interp import Runner, compile_program
 from quokka.verifier.ir import ArrayType, Havoc, IntType, Program, VarDecl
 
+from .seeds import SeedSource
+
 State = Mapping[str, int]
-MODES = ("small", "positive", "small", "boundary", "positive", "tiny")
+MODES = ("small", "positive", "small", "boundary", "positive", "tiny", "wide")
 RADII = (2, 5, 10, 20, 40, 100, 1000)
 RUN_IDS = 4
 
@@ -27,7 +36,17 @@ RUN_IDS = 4
 class SamplingConfig:
     max_runs: int = 2000
     min_runs: int = 80
-    target_states: int = 800  # distinct states per loop after which sampling may stop
+    # Sampling may stop when every loop has this many distinct states, reached in this many runs
+    # (the inputs that stay fixed during a loop vary only from run to run); a loop that no run
+    # reached in `give_up_runs` runs is not waited for.
+    target_states: int = 800
+    target_reaching_runs: int = 60
+    give_up_runs: int = 300
+    stale_runs: int = 150  # stop when this many runs in a row reached a loop but no new state
+    # Seeded runs per loop: `few_seeds`, then more only while fewer than `rare_reach` of the
+    # random runs reach the loop.
+    few_seeds: int = 12
+    rare_reach: float = 0.1
     max_states: int = 4000  # distinct states kept per loop
     max_steps: int = 20_000
     heads_per_run: int = 400
@@ -38,7 +57,7 @@ class Samples:
     """Distinct loop-head states per loop id, and how they were obtained.
 
     `runs[loop][k]` numbers (some of) the runs that reached `states[loop][k]`, at most
-    `RUN_IDS` of them; a run cut short by a limit does not count for its last state.
+    `RUN_IDS` of them; runs cut short by a limit are not counted.
     """
 
     states: Mapping[str, tuple[State, ...]]
@@ -76,10 +95,22 @@ def draw(rng: random.Random, ty: IntType, mode: str, radius: int) -> int:
         return value
     if mode == "tiny":
         radius = 2
+    if mode == "wide":
+        return _wide(rng, ty)
     lo = 0 if mode == "positive" or not ty.signed else -radius
     low: int = ty.min
     high: int = ty.max
     return max(low, min(high, rng.randint(lo, radius)))
+
+
+def _wide(rng: random.Random, ty: IntType) -> int:
+    """Anywhere in the type: uniformly, or with the magnitude's bit width uniform."""
+    if rng.random() < 0.5:
+        value: int = rng.randint(ty.min, ty.max)
+        return value
+    magnitude = rng.getrandbits(rng.randint(0, ty.bits - 1 if ty.signed else ty.bits))
+    wrapped: int = semantics.wrap(-magnitude if ty.signed and rng.random() < 0.5 else magnitude, ty)
+    return wrapped
 
 
 @dataclass
@@ -89,11 +120,16 @@ class _Collector:
     runner: Runner
     states: dict[str, dict[tuple[int, ...], State]] = field(default_factory=dict)
     runs_of: dict[str, dict[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+    reaching: dict[str, int] = field(default_factory=dict)  # runs that reached each loop
+    stale: int = 0  # runs in a row that reached a loop head but found no new state
+    seeded: dict[str, int] = field(default_factory=dict)  # seeded runs aimed at each loop
+    seeded_reach: dict[str, int] = field(default_factory=dict)  # seeded runs that reached it
     outcomes: dict[str, int] = field(default_factory=dict)
     runs: int = 0
 
     def run(self, inputs: InputStream) -> None:
         self.runs += 1
+        seeded = bool(inputs.prefix)
         ex = self.runner.run(
             inputs,
             max_steps=self.config.max_steps,
@@ -104,56 +140,86 @@ class _Collector:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         if outcome == "ub":
             return
-        counted: set[tuple[str, tuple[int, ...]]] = set(self._cut_short(ex))
+        for loop_id in {head.loop_id for head in ex.loop_heads}:
+            self.reaching[loop_id] = self.reaching.get(loop_id, 0) + 1
+            if seeded:
+                self.seeded_reach[loop_id] = self.seeded_reach.get(loop_id, 0) + 1
+        # A run cut short by a limit supports no bound: the limit, not the program, decided
+        # how far its variables got.
+        cut_short = ex.outcome == "limit" or len(ex.loop_heads) >= self.config.heads_per_run
+        fresh = False
         for head in ex.loop_heads:
             key = tuple(head.values.values())
             bucket, runs = self.states.setdefault(head.loop_id, {}), self.runs_of.setdefault(head.loop_id, {})
             if key not in bucket and len(bucket) < self.config.max_states:
                 bucket[key] = head.values
-            if key in bucket and (head.loop_id, key) not in counted:
-                counted.add((head.loop_id, key))
-                have = runs.get(key, ())
-                runs[key] = have if len(have) >= RUN_IDS else (*have, self.runs)
+                fresh = True
+            have = runs.get(key, ())
+            if key in bucket and not cut_short and len(have) < RUN_IDS and self.runs not in have:
+                runs[key] = (*have, self.runs)
+        if ex.loop_heads:
+            self.stale = 0 if fresh else self.stale + 1
 
-    def _cut_short(self, ex: Execution) -> list[tuple[str, tuple[int, ...]]]:
-        """The last recorded state of each loop when the run was cut short: the limit, not the
-        program, ended its loop there, so it does not support a bound."""
-        if ex.outcome != "limit" and len(ex.loop_heads) < self.config.heads_per_run:
-            return []
-        last = {head.loop_id: tuple(head.values.values()) for head in ex.loop_heads}
-        return list(last.items())
+    def seed(self, seeds: SeedSource) -> tuple[int, ...] | None:
+        """A seed for the loop reached in the fewest runs so far, if it still needs seeds: a few
+        for every loop, more while random inputs rarely reach it (Z3 is slow next to a run)."""
+        loops = [i.id for i in self.program.loops if self._wants_seed(i.id) and seeds.available(i.id)]
+        if not loops:
+            return None
+        loop_id = min(loops, key=lambda lid: self.reaching.get(lid, 0))
+        self.seeded[loop_id] = self.seeded.get(loop_id, 0) + 1
+        return seeds.next(loop_id)
+
+    def _wants_seed(self, loop_id: str) -> bool:
+        config = self.config
+        if self._satisfied(loop_id):
+            return False
+        if self.seeded.get(loop_id, 0) < config.few_seeds:
+            return True
+        random_runs = self.runs - sum(self.seeded.values())
+        random_reach = self.reaching.get(loop_id, 0) - self.seeded_reach.get(loop_id, 0)
+        return random_reach < config.rare_reach * max(1, random_runs)
 
     def enough(self) -> bool:
-        if self.runs < self.config.min_runs:
+        config = self.config
+        if self.runs < config.min_runs:
             return False
-        counts = [len(self.states.get(info.id, {})) for info in self.program.loops]
-        return all(c >= self.config.target_states for c in counts)
+        if self.stale >= config.stale_runs:
+            return True
+        for info in self.program.loops:
+            if self.reaching.get(info.id, 0) == 0 and self.runs >= config.give_up_runs:
+                continue
+            if not self._satisfied(info.id):
+                return False
+        return True
+
+    def _satisfied(self, loop_id: str) -> bool:
+        states, reaching = len(self.states.get(loop_id, {})), self.reaching.get(loop_id, 0)
+        return states >= self.config.target_states and reaching >= self.config.target_reaching_runs
 
 
 def collect(
     program: Program,
     seed: int,
     deadline: float,
-    seeds: Sequence[Sequence[int]] = (),
+    seeds: SeedSource | None = None,
     config: SamplingConfig | None = None,
 ) -> Samples:
     """Run `program` until `deadline` (time.monotonic) or until every loop has enough states.
 
-    `seeds` are input prefixes; every other run uses the next one until they are used up.
+    Without `seeds`, every run draws its inputs at random.
     """
     config = config or SamplingConfig()
     start = time.monotonic()
     rng = random.Random(seed)
     collector = _Collector(program, config, compile_program(program))
-    pending = list(seeds)
     seeded = 0
     while collector.runs < config.max_runs and time.monotonic() < deadline and not collector.enough():
         k = collector.runs
         mode, radius = MODES[k % len(MODES)], RADII[(k // len(MODES)) % len(RADII)]
-        prefix: Sequence[int] = ()
-        if pending and (k % 2 == 0 or not collector.states):
-            prefix, seeded = pending.pop(0), seeded + 1
-        collector.run(InputStream(rng, mode, radius, prefix))
+        prefix = collector.seed(seeds) if seeds is not None and k % 2 == 0 else None
+        seeded += prefix is not None
+        collector.run(InputStream(rng, mode, radius, prefix or ()))
     return Samples(
         {loop: tuple(bucket.values()) for loop, bucket in collector.states.items()},
         {loop: tuple(collector.runs_of[loop].get(k, ()) for k in b) for loop, b in collector.states.items()},

@@ -1,25 +1,40 @@
-"""What the shape of a loop suggests: which variables it defines, its guard, its head assertions."""
+"""What the shape of a loop suggests: which variables it defines, its guard, its head assertions.
+
+The frontend inlines `__VERIFIER_assert(e)` as a scope `{ cond = e; if (!cond) assert(0); return; }`,
+so the head of a loop is scanned with the values of such helper variables substituted: the
+assertion reads `e` again, over the loop's variables.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from quokka.verifier.ir import (
     COMPARE_OPS,
+    INT,
     Assert,
     Assign,
     Assume,
     Binary,
     Block,
     Break,
+    Cast,
     Const,
     Expr,
     Havoc,
     If,
+    Ite,
     Loop,
     Program,
+    Return,
     Scope,
+    Select,
     Stmt,
+    Store,
+    Unary,
+    Var,
+    free_vars,
     walk,
     walk_stmts,
 )
@@ -49,41 +64,109 @@ def preference(names: list[str], loop: Loop | None) -> list[str]:
     return first + [v for v in names if v not in first]
 
 
-def _head_prefix(block: Block) -> Iterator[Stmt]:
-    """The statements at the start of `block` that run before the loop writes anything."""
-    for s in block:
-        if isinstance(s, (Assign, Havoc, Loop)):
-            return
-        if isinstance(s, Scope):
-            yield from _head_prefix(s.body)
-            if _writes(s.body):
-                return
-            continue
-        yield s
-        if isinstance(s, If) and _writes(s.then + s.orelse):
-            return
+def substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
+    """`e` with each variable in `values` replaced by its expression."""
+    if isinstance(e, Var):
+        return values.get(e.name, e)
+    if isinstance(e, Const):
+        return e
+    if isinstance(e, Unary):
+        return Unary(e.op, substitute(e.operand, values), e.type)
+    if isinstance(e, Binary):
+        return Binary(e.op, substitute(e.left, values), substitute(e.right, values), e.type)
+    if isinstance(e, Cast):
+        return Cast(substitute(e.operand, values), e.type)
+    if isinstance(e, Ite):
+        return Ite(*(substitute(x, values) for x in (e.cond, e.then, e.orelse)), e.type)
+    if isinstance(e, Select):
+        return Select(substitute(e.array, values), substitute(e.index, values), e.type)
+    return Store(*(substitute(x, values) for x in (e.array, e.index, e.value)), e.type)
 
 
-def _writes(block: Block) -> bool:
-    return any(isinstance(t, (Assign, Havoc, Loop)) for t in walk_stmts(block))
+@dataclass
+class LoopHead:
+    """Conditions found at the head of a loop, before it writes any of `protected`."""
+
+    protected: frozenset[str]
+    values: dict[str, Expr] = field(default_factory=dict)
+    asserted: list[Expr] = field(default_factory=list)
+    exits: list[Expr] = field(default_factory=list)
+
+    def scan(self, block: Block) -> bool:
+        """Scan `block`; False once the loop may have changed a protected variable."""
+        for s in block:
+            if isinstance(s, Return):
+                return True  # leaves an inlined function: its caller goes on
+            if not self._stmt(s):
+                return False
+        return True
+
+    def _stmt(self, s: Stmt) -> bool:
+        if isinstance(s, (Assign, Havoc)):
+            return self._write(s)
+        if isinstance(s, Assert):
+            self.asserted.append(substitute(s.cond, self.values))
+        elif isinstance(s, Scope):
+            return self.scan(s.body)
+        elif isinstance(s, If):
+            return self._if(s)
+        elif isinstance(s, Loop):
+            return False
+        return True
+
+    def _write(self, s: Assign | Havoc) -> bool:
+        if s.target in self.protected:
+            return False
+        self.values.pop(s.target, None)
+        if isinstance(s, Assign):
+            self.values[s.target] = substitute(s.value, self.values)
+        return True
+
+    def _if(self, s: If) -> bool:
+        cond = substitute(s.cond, self.values)
+        if _fails(s.then) and not s.orelse:
+            self.asserted.append(negate(cond))
+        elif _is_break(s.then) and not s.orelse:
+            self.exits.append(cond)
+        elif _is_break(s.orelse) and not s.then:
+            self.exits.append(negate(cond))
+        elif any(isinstance(t, (Assign, Havoc, Loop)) for t in walk_stmts(s.then + s.orelse)):
+            return False
+        return True
 
 
-def exit_conditions(loop: Loop) -> list[Expr]:
-    """Conditions of `if (c) break;` (or `if (c) ; else break;`) at the head of the loop."""
-    out = []
-    for s in _head_prefix(loop.body):
-        if isinstance(s, If) and (_is_break(s.then) or (not s.then and _is_break(s.orelse))):
-            out.append(s.cond)
-    return out
+_FLIP = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def negate(e: Expr) -> Expr:
+    """`!e`, without double negations and with comparisons flipped."""
+    if isinstance(e, Unary) and e.op == "!":
+        inner = e.operand
+        return inner if (isinstance(inner, Binary) and inner.op in _FLIP) or _is_truth(inner) else e
+    if isinstance(e, Binary) and e.op in _FLIP:
+        return Binary(_FLIP[e.op], e.left, e.right, e.type)
+    return Unary("!", e, INT)
+
+
+def _is_truth(e: Expr) -> bool:
+    return (isinstance(e, Binary) and e.op in ("&&", "||")) or (isinstance(e, Unary) and e.op == "!")
+
+
+def _fails(block: Block) -> bool:
+    return bool(block) and isinstance(block[0], Assert) and block[0].cond == Const(0, INT)
 
 
 def _is_break(block: Block) -> bool:
     return len(block) == 1 and isinstance(block[0], Break)
 
 
-def head_assertions(loop: Loop) -> list[Expr]:
-    """Conditions asserted at the head of the loop, before anything is written."""
-    return [s.cond for s in _head_prefix(loop.body) if isinstance(s, Assert)]
+def loop_head(loop: Loop, loop_vars: frozenset[str]) -> LoopHead:
+    """Assertions and exit tests at the head of `loop`, over `loop_vars` only."""
+    head = LoopHead(loop_vars)
+    head.scan(loop.body)
+    head.asserted = [e for e in head.asserted if free_vars(e) <= loop_vars]
+    head.exits = [e for e in head.exits if free_vars(e) <= loop_vars]
+    return head
 
 
 def comparisons(e: Expr) -> list[Binary]:

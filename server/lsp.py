@@ -27,7 +27,7 @@ from .hints import hover, inlay_hints, resolve_inlay_hint
 from .model import Outcome
 from .runner import Runner
 from .scheduler import Scheduler, uri_to_path
-from .settings import Settings, parse_settings
+from .settings import DEFAULT_COMMAND, Settings, parse_settings
 from .text import SourceText
 from .view import DocView, summary
 
@@ -46,12 +46,19 @@ def _version() -> str:
 class QuokkaServer(LanguageServer):
     """A LanguageServer that owns a scheduler, which owns the verifier processes."""
 
-    def __init__(self, cache: ResultCache | None) -> None:
+    def __init__(self, cache: ResultCache | None, command: tuple[str, ...]) -> None:
         super().__init__("quokka", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.runner = Runner()
         self.scheduler = Scheduler(self.runner, cache, LspHooks(self))
-        self.base_settings = Settings()
+        self.base_settings = Settings(command=command)
+        self.exiting = False  # after `exit` the output stream is closed: nothing may be sent
         self._tokens = itertools.count(1)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if self.exiting:
+            log.info("after exit: %s", error)
+            return
+        super().report_server_error(error, source)
 
     @property
     def encoding(self) -> str:
@@ -85,6 +92,8 @@ class LspHooks:
         self.server = server
 
     def publish(self, uri: str, version: int, text: str, outcome: Outcome) -> None:
+        if self.server.exiting:
+            return
         source = SourceText(text, self.server.encoding)
         found = diagnostics(uri, source, outcome, self.server.settings.proven_diagnostics)
         self.server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, found, version))
@@ -96,7 +105,7 @@ class LspHooks:
         self.state_changed("")
 
     def state_changed(self, uri: str) -> None:
-        if self.server.capability("workspace", "code_lens", "refresh_support"):
+        if not self.server.exiting and self.server.capability("workspace", "code_lens", "refresh_support"):
             self.server.workspace_code_lens_refresh(None)
 
     async def progress_begin(self, uri: str) -> str | None:
@@ -104,7 +113,12 @@ class LspHooks:
             return None
         token = self.server.next_token()
         try:
-            await asyncio.wait_for(self.server.work_done_progress.create_async(token), PROGRESS_CREATE_WAIT_S)
+            # shielded: a run cancelled meanwhile must not cancel pygls' future for the client's answer
+            created = asyncio.ensure_future(self.server.work_done_progress.create_async(token))
+            await asyncio.wait_for(asyncio.shield(created), PROGRESS_CREATE_WAIT_S)
+        except asyncio.CancelledError:
+            created.add_done_callback(lambda _: self.server.work_done_progress.tokens.pop(token, None))
+            raise
         except Exception:
             log.warning("the client did not create progress token %s", token)
             return None
@@ -114,13 +128,13 @@ class LspHooks:
         return token
 
     def progress_end(self, token: str | None, message: str) -> None:
-        if token is not None:
+        if token is not None and not self.server.exiting:
             self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
             self.server.work_done_progress.tokens.pop(token, None)
 
 
-def build_server(cache: ResultCache | None) -> QuokkaServer:
-    server = QuokkaServer(cache)
+def build_server(cache: ResultCache | None, command: tuple[str, ...] = DEFAULT_COMMAND) -> QuokkaServer:
+    server = QuokkaServer(cache, command)
     _register_lifecycle(server)
     _register_sync(server)
     _register_features(server)
@@ -128,8 +142,8 @@ def build_server(cache: ResultCache | None) -> QuokkaServer:
     return server
 
 
-def serve_stdio(cache: ResultCache | None) -> None:
-    server = build_server(cache)
+def serve_stdio(cache: ResultCache | None, command: tuple[str, ...] = DEFAULT_COMMAND) -> None:
+    server = build_server(cache, command)
     try:
         server.start_io()
     finally:
@@ -142,8 +156,8 @@ def serve_stdio(cache: ResultCache | None) -> None:
 def _register_lifecycle(server: QuokkaServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: QuokkaServer, params: lsp.InitializeParams) -> None:
-        ls.base_settings, problems = parse_settings(params.initialization_options)
-        ls.scheduler.settings = ls.base_settings
+        ls.base_settings, problems = parse_settings(params.initialization_options, ls.base_settings)
+        ls.scheduler.settings = ls.base_settings  # until `initialized` pulls workspace/configuration
         _report_problems(ls, problems)
 
     @server.feature(lsp.INITIALIZED)
@@ -160,6 +174,11 @@ def _register_lifecycle(server: QuokkaServer) -> None:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: QuokkaServer, params: None) -> None:
+        ls.scheduler.cancel_all()
+
+    @server.feature(lsp.EXIT)
+    def on_exit(ls: QuokkaServer, params: None) -> None:
+        ls.exiting = True
         ls.scheduler.cancel_all()
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
@@ -234,8 +253,8 @@ def _register_features(server: QuokkaServer) -> None:
         return hover(view, params.position) if view is not None else None
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Empty]))
-    def on_code_action(ls: QuokkaServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
+    def on_code_action(ls: QuokkaServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction | lsp.Command]:
         view = ls.view(params.text_document.uri)
         return code_actions(view, params.range) if view is not None else []
 

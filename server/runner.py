@@ -72,40 +72,41 @@ class Runner:
 
     async def run(self, job: Job) -> Outcome:
         """The outcome of `job`; cancelling the awaiting task kills the verifier's whole process group."""
-        folder = None
-        if _on_disk(job.path, job.text):
-            assert job.path is not None
-            input_path = job.path
-        else:
-            folder = Path(tempfile.mkdtemp(prefix="quokka-lsp-"))
-            input_path = folder / (job.path.name if job.path is not None else "untitled.c")
-            input_path.write_text(job.text, encoding="utf-8")
+        folder = Path(tempfile.mkdtemp(prefix="quokka-lsp-"))
         try:
-            return await self._run_process(job, input_path)
+            if _on_disk(job.path, job.text):
+                assert job.path is not None
+                input_path = job.path
+            else:
+                input_path = folder / (job.path.name if job.path is not None else "untitled.c")
+                input_path.write_text(job.text, encoding="utf-8")
+            return await self._run_process(job, input_path, folder)
         finally:
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
-    async def _run_process(self, job: Job, input_path: Path) -> Outcome:
+    async def _run_process(self, job: Job, input_path: Path, folder: Path) -> Outcome:
+        # output goes to files, not pipes: a grandchild holding a pipe would keep wait() from returning
         started = time.monotonic()
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *job.command, str(input_path), *job.args,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True,
-            )
-        except OSError as exc:
-            return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))
+        out_path, err_path = folder / "stdout", folder / "stderr"
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *job.command, str(input_path), *job.args,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                )
+            except OSError as exc:
+                return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))
         self._groups.add(process.pid)
         try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), job.wall_limit_s)
+            await asyncio.wait_for(process.wait(), job.wall_limit_s)
         except TimeoutError:
             return failed(f"timeout: the verifier ran past {job.wall_limit_s:g} s and was stopped",
                           str(input_path), time.monotonic() - started)
         finally:
             self._kill_group(process.pid)
             await _reap(process)
-        return parse_output(stdout, stderr, process.returncode, str(input_path), time.monotonic() - started)
+        return parse_output(out_path.read_bytes(), err_path.read_bytes(), process.returncode, str(input_path),
+                            time.monotonic() - started)
 
     def _kill_group(self, group: int) -> None:
         self._groups.discard(group)

@@ -10,7 +10,7 @@ from typing import Any
 
 VERIFY_ON = ("save", "change", "manual")  # "save": on open and on save; "change": on every edit too
 DATA_MODELS = ("ILP32", "LP64")
-DEFAULT_COMMAND = (sys.executable, "-m", "quokka.verifier.cli", "verify")
+DEFAULT_COMMAND = (sys.executable, "-m", "quokka.server.verify_main")
 WALL_GRACE_S = 15.0  # beyond the verifier's own timeout, before the server kills it
 
 
@@ -28,7 +28,9 @@ class Settings:
     proven_diagnostics: bool = True  # the quiet Hint on proven assertions
     max_parallel: int = 1
     data_model: str | None = None  # None: the task file's (a `.yml` beside the program), else LP64
-    command: tuple[str, ...] = DEFAULT_COMMAND  # the verifier's command line, before the file
+    # the verifier's command line, before the file: set by `quokka lsp --verifier`, never by the editor's
+    # settings (a workspace's settings must not choose what the server executes)
+    command: tuple[str, ...] = DEFAULT_COMMAND
 
     @property
     def has_model(self) -> bool:
@@ -111,13 +113,6 @@ def _text(value: Any) -> str | None:
     return value
 
 
-def _command(value: Any) -> tuple[str, ...]:
-    names = _names(value) if not isinstance(value, str) else tuple(value.split())
-    if not names:
-        raise ValueError("expected a non-empty command line")
-    return names
-
-
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "timeout": ("timeout_s", _positive(float)),
     "proposers": ("proposers", _names),
@@ -131,7 +126,6 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "provenDiagnostics": ("proven_diagnostics", _flag),
     "maxParallel": ("max_parallel", _positive(int)),
     "dataModel": ("data_model", lambda v: _choice(DATA_MODELS)(v) if v else None),
-    "command": ("command", _command),
 }
 
 

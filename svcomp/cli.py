@@ -10,18 +10,21 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from quokka.verifier.errors import QuokkaError
 from rich.console import Console
 
 from . import configs as configs_mod
-from . import report as report_mod
 from .execution import Limits
 from .runner import DEFAULT_VERIFIER, Backend, BatchOutcome, BatchSpec, LocalBackend, run_batch
 from .store import Store
 from .summary import paired, published, summarize
 from .tasks import TaskSet, load_tasks
 from .ui import ProgressSink, paired_table, problems_table, speedup_table, summary_table
+
+if TYPE_CHECKING:
+    from .report import ReportData
 
 EXIT_OK = 0
 EXIT_WRONG = 1
@@ -239,6 +242,8 @@ def _print_paired(db: Path, outcome: BatchOutcome, measure: str) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
+    from . import report as report_mod  # matplotlib takes seconds to import: only for reports
+
     err = Console(stderr=True)
     try:
         with Store.open(args.db, writer=False) as store:
@@ -250,7 +255,9 @@ def report_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _report_outputs(args: argparse.Namespace, data: report_mod.ReportData) -> None:
+def _report_outputs(args: argparse.Namespace, data: ReportData) -> None:
+    from . import report as report_mod
+
     out = Console()
     out.print(summary_table(data.per_run, title=f"{args.db}: results per run"))
     out.print(summary_table(data.per_family, title="results per family", group_label="family"))
@@ -266,9 +273,9 @@ def _report_outputs(args: argparse.Namespace, data: report_mod.ReportData) -> No
         args.html.write_text(report_mod.render_html(data, plots), encoding="utf-8")
 
 
-def _scatter_runs(text: str | None, data: report_mod.ReportData) -> tuple[int, int] | None:
+def _scatter_runs(text: str | None, data: ReportData) -> tuple[int, int] | None:
     if not text:
-        return report_mod.default_scatter(data)
+        return (data.runs[0].id, data.runs[1].id) if len(data.runs) >= 2 else None
     try:
         a, b = (int(part) for part in text.split(","))
     except ValueError as exc:

@@ -20,6 +20,8 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
     "annotations": ("--proposers", "annotations"),
+    # with --invariant arguments (batch --invariants-from): only the given invariants can prove TRUE
+    "check-invariants": ("--engines", "houdini", "--proposers", "none"),
 }
 
 

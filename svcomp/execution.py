@@ -85,17 +85,27 @@ class Outcome:
 
 def _preexec(limits: Limits, die_with_parent: bool) -> Callable[[], None]:
     libc = ctypes.CDLL(None, use_errno=True) if die_with_parent else None
-    cpu = max(1, int(limits.cpu_s + 0.999))
-    memory = limits.memory_mb * 1024 * 1024
+    cpu_s = max(1, int(limits.cpu_s + 0.999))
+    cpu = _within_hard_limit(resource.RLIMIT_CPU, cpu_s, cpu_s + 5)
+    memory = _within_hard_limit(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
 
     def setup() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CPU, cpu)
+        resource.setrlimit(resource.RLIMIT_AS, memory)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if libc is not None:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     return setup
+
+
+def _within_hard_limit(kind: int, soft: int, hard: int | None = None) -> tuple[int, int]:
+    """(soft, hard) no higher than the hard limit this process already has (which it cannot raise)."""
+    _, current = resource.getrlimit(kind)
+    hard = soft if hard is None else hard
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    return soft, hard
 
 
 class RunningProcess:

@@ -14,19 +14,21 @@ from dataclasses import dataclass
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 _DPI = 120
 
 
 def cactus_plot(series: Mapping[str, Sequence[float]], *, measure: str = "CPU", title: str = "") -> bytes:
     """The quantile plot of `series` (label -> times of the correct answers) as PNG bytes."""
-    figure = Figure(figsize=(6.4, 4.4), dpi=_DPI)
+    figure = Figure(figsize=(6.4, 4.4), dpi=_DPI, layout="constrained")
     axes = figure.add_subplot()
     for label, times in series.items():
         ordered = sorted(max(t, 0.01) for t in times)
         axes.plot(range(1, len(ordered) + 1), ordered, marker="o", markersize=3,
                   label=f"{label} ({len(ordered)})")
     axes.set_yscale("log")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("number of correct answers")
     axes.set_ylabel(f"{measure} time per task (s)")
     axes.set_title(title or "quantile plot (correct answers)")
@@ -48,7 +50,7 @@ def scatter_plot(
     points: Sequence[ScatterPoint], *, label_a: str, label_b: str, limit: float, measure: str = "CPU"
 ) -> bytes:
     """The log-log scatter of per-task times of A (x) against B (y) as PNG bytes."""
-    figure = Figure(figsize=(5.6, 5.6), dpi=_DPI)
+    figure = Figure(figsize=(5.6, 5.6), dpi=_DPI, layout="constrained")
     axes = figure.add_subplot()
     low = 0.01
     high = max([limit, low * 10] + [max(p.time_a, p.time_b) for p in points])
@@ -85,7 +87,7 @@ def _decorate_scatter(
     axes.set_ylabel(f"{label_b}: {measure} time (s)")
     axes.set_title("per-task time (below the diagonal: B faster; lines 1x, 2x, 10x)")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(loc="upper left", fontsize="small")
+    axes.legend(loc="lower right", fontsize="small")
 
 
 def _png(figure: Figure) -> bytes:

@@ -79,11 +79,6 @@ def make_plots(data: ReportData, scatter: tuple[int, int] | None, measure: str =
     return plots
 
 
-def default_scatter(data: ReportData) -> tuple[int, int] | None:
-    """The first two runs, when there are two."""
-    return (data.runs[0].id, data.runs[1].id) if len(data.runs) >= 2 else None
-
-
 def scatter_points(
     rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], measure: str
 ) -> list[ScatterPoint]:

@@ -162,7 +162,8 @@ class LocalBackend:
 def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]:
     """The `quokka verify` command line of one task."""
     data_model = spec.data_model or task.data_model
-    command = [*spec.verifier, str(task.program), "--json", "--timeout", f"{spec.limits.timeout_s:g}"]
+    command = [*spec.verifier, str(task.program), "--json", "--timeout", f"{spec.limits.timeout_s:g}",
+               "--memory", str(spec.limits.memory_mb)]  # its engines' own limit must fit in ours
     if data_model:
         command += ["--data-model", data_model]
     return (*command, *config.args, *spec.verify_args)

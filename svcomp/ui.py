@@ -27,10 +27,12 @@ class ProgressSink:
         self._task_id = TaskID(0)
         self._done = 0
         self._total = 0
+        self._configs: dict[int, str] = {}
 
     def start(self, runs: Sequence[RunInfo], total: int, done: Sequence[ResultRow]) -> None:
         self.counts.update(r.category for r in done)
         self._done, self._total = len(done), total
+        self._configs = {run.id: run.config for run in runs} if len(runs) > 1 else {}
         if done and self.enabled:
             self.console.print(f"resuming: {len(done)} of {total} results already in the store")
         if self.enabled and self.console.is_terminal:
@@ -51,8 +53,9 @@ class ProgressSink:
             self._progress.update(self._task_id, advance=1, counts=self._counts_text())
             self._progress.refresh()
         elif self.enabled:
+            config = f" [{self._configs[row.run_id]}]" if row.run_id in self._configs else ""
             self.console.print(
-                f"[{self._done}/{self._total}] {row.name}: {row.status} ({row.category}, "
+                f"[{self._done}/{self._total}]{config} {row.name}: {row.status} ({row.category}, "
                 f"{row.cpu_s:.1f} s CPU)", markup=False, highlight=False,
             )
 

@@ -145,6 +145,7 @@ def int_type(e: Expr) -> IntType:
 
 def convert(e: Expr, ty: IntType) -> Expr:
     """`e` converted to `ty` as by assignment or a cast (wraps; to _Bool: != 0)."""
+    int_type(e)
     if e.type == ty:
         return e
     return fold(Cast(e, ty))
@@ -266,8 +267,21 @@ def _candidate_types(suffix: str, decimal: bool) -> list[str]:
     return out
 
 
-_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39,
-            '"': 34, "?": 63, "e": 27}
+_ESCAPES = {
+    "n": 10,
+    "t": 9,
+    "r": 13,
+    "0": 0,
+    "a": 7,
+    "b": 8,
+    "f": 12,
+    "v": 11,
+    "\\": 92,
+    "'": 39,
+    '"': 34,
+    "?": 63,
+    "e": 27,
+}
 
 
 def char_literal(text: str) -> Const:

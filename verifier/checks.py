@@ -8,8 +8,8 @@ from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
 from .ir import Binary, Expr, Program
-from .printer import format_expr_c
-from .replay import replay_with_compiler
+from .printer import format_expr_c_names
+from .replay import replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant
 
 
@@ -32,7 +32,7 @@ def certificate_result(
     for loop_id, inv in sorted(result.invariants.items()):
         info = program.loop(loop_id)
         for part in conjuncts(inv):
-            text = format_expr_c(part, program)
+            text = format_expr_c_names(part, program, loop_id)
             source = sources.get(text, result.engine) if isinstance(sources, dict) else result.engine
             out.append(ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source))
     return tuple(out)
@@ -51,7 +51,10 @@ def confirm_counterexample(
         return None, f"the path overflows signed arithmetic (undefined behaviour) at {execution.overflows[0]}"
     confirmed = ["interpreter"]
     if source is not None and source.suffix in (".c", ".i"):
-        compiled = replay_with_compiler(source, execution.inputs_used, program.data_model)
+        compiled_inputs = replay_inputs(execution)
+        if isinstance(compiled_inputs, str):
+            return None, f"the compiled program cannot follow this path: {compiled_inputs}"
+        compiled = replay_with_compiler(source, compiled_inputs, program.data_model)
         if compiled.status == "not_reached":
             return None, f"the compiled program did not reach the error: {compiled.detail}"
         if compiled.status == "reached":
@@ -62,7 +65,8 @@ def confirm_counterexample(
 def _counterexample(program: Program, execution: Execution, confirmed: tuple[str, ...]) -> Counterexample:
     names = {v.name: v.c_name for v in program.variables}
     inputs = tuple(
-        InputValue(origin, coord.line if coord else 0, value) for coord, origin, value in execution.havocs
+        InputValue(h.origin, h.coord.line if h.coord else 0, value)
+        for h, value in zip(execution.havocs, execution.inputs_used, strict=True)
     )
     error = execution.error
     where = (error.site or error.coord) if error else None
@@ -74,7 +78,16 @@ def _counterexample(program: Program, execution: Execution, confirmed: tuple[str
         inputs=inputs,
         error_line=where.line if where else 0,
         error_column=where.column if where else 0,
-        path_lines=tuple(dict.fromkeys(c.line for c in execution.path)),
+        path_lines=_lines(execution),
         loop_heads=heads,
         confirmed_by=confirmed,
     )
+
+
+def _lines(execution: Execution, limit: int = 2000) -> tuple[int, ...]:
+    """The source lines of the path, consecutive repeats merged."""
+    out: list[int] = []
+    for coord in execution.path:
+        if not out or out[-1] != coord.line:
+            out.append(coord.line)
+    return tuple(out[:limit])

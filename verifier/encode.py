@@ -335,14 +335,17 @@ def _check_names(program: Program) -> None:
 def _edges_of(src: str, exits: Exits, havocs: tuple[HavocSite, ...]) -> list[Edge]:
     edges = []
     for kind in sorted(exits.by_kind):
-        state = merge(exits.by_kind[kind])
-        if state is None or kind in (NORMAL, RETURN):
-            continue  # the end of the program (BREAK/CONTINUE cannot leave `main`)
+        states = exits.by_kind[kind]
         what, _, arg = kind.partition(":")
+        if kind in (NORMAL, RETURN):
+            continue  # the end of the program (BREAK/CONTINUE cannot leave `main`)
         if what == "head":
+            state = merge(states)
+            assert state is not None
             edges.append(Edge(src, arg, state.guard, dict(state.env), None, havocs))
-        elif what == "error":
-            edges.append(Edge(src, ERROR, state.guard, {}, int(arg), havocs))
+        elif what == "error":  # only the path condition matters
+            guard = states[0].guard if len(states) == 1 else z3.Or([s.guard for s in states])
+            edges.append(Edge(src, ERROR, guard, {}, int(arg), havocs))
         else:
             raise EngineError(f"'{kind}' outside any loop")
     return edges

@@ -3,7 +3,7 @@
 `compile_program` translates the statement tree once into a flat list of instructions (Python
 closures that return the next program counter) with explicit jumps, so neither compiling nor
 running recurses on statement nesting; `Runner.run` executes that list. Expressions become
-nested closures over an environment list (slot 0 holds the run's `RunState`, slot k+1 the
+nested closures over an environment list (slot 0 holds the run's `_RunState`, slot k+1 the
 value of variable k). All arithmetic is `semantics`' (fast paths compute `+ - *` and
 comparisons with Python's operators, which are exactly `semantics`' mathematical ones, and
 call `semantics.wrap` only when a result leaves its type's range).
@@ -62,6 +62,7 @@ from .ir import (
     Unary,
     Var,
     VarDecl,
+    store_chain,
 )
 
 InputFn = Callable[[VarDecl, Havoc], int]
@@ -141,7 +142,7 @@ class _Compiled:
     array_slots: tuple[int, ...]
     size: int
 
-    def initial_env(self, state: RunState) -> Env:
+    def initial_env(self, state: _RunState) -> Env:
         env: Env = [0] * self.size
         env[0] = state
         for slot in self.array_slots:
@@ -149,7 +150,7 @@ class _Compiled:
         return env
 
 
-class RunState:
+class _RunState:
     """The bookkeeping of one run (slot 0 of the environment); instructions call into it."""
 
     def __init__(self, compiled: _Compiled, inputs: Inputs, max_heads: int) -> None:
@@ -177,9 +178,8 @@ class RunState:
         self.havocs.append(stmt)
         return value
 
-    def overflow(self, coord: Coord | None) -> None:
-        if coord is not None:
-            self.overflows[coord] = None
+    def overflow(self, coord: Coord) -> None:
+        self.overflows[coord] = None
 
     def head(self, loop: int, env: Env, entry: bool) -> None:
         iteration = 0 if entry else self.iterations[loop]
@@ -213,7 +213,7 @@ _COMPARE_CONST: dict[str, Callable[[Fn, int], Pred]] = {
 _RING = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 
 
-def _out_of_range(ty: IntType, coord: Coord | None) -> Callable[[Env, int], int]:
+def _out_of_range(ty: IntType, coord: Coord) -> Callable[[Env, int], int]:
     """What to do with a result outside `ty`: unsigned wraps, signed is recorded as an overflow."""
     if ty.signed:
 
@@ -226,12 +226,12 @@ def _out_of_range(ty: IntType, coord: Coord | None) -> Callable[[Env, int], int]
     return lambda env, v: wrap(v, ty)
 
 
-def _in_type(raw: Fn, ty: IntType, coord: Coord | None) -> Fn:
+def _in_type(raw: Fn, ty: IntType, coord: Coord) -> Fn:
     lo, hi, fix = ty.min, ty.max, _out_of_range(ty, coord)
     return lambda env: v if lo <= (v := raw(env)) <= hi else fix(env, v)
 
 
-def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Coord | None) -> Fn:
+def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Coord) -> Fn:
     """`+ - *`, fused with the range check and specialised for a constant operand."""
     f, lo, hi, fix = _RING[op], ty.min, ty.max, _out_of_range(ty, coord)
     if isinstance(right, Const):
@@ -246,9 +246,9 @@ def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Co
 class _Exprs:
     """Compiles expressions of one program; `coord` is the statement being compiled."""
 
-    def __init__(self, slots: Mapping[str, int]) -> None:
+    def __init__(self, slots: Mapping[str, int], file: str) -> None:
         self.slots = slots
-        self.coord: Coord | None = None
+        self.coord = Coord(file, 0, 0)
 
     def value(self, e: Expr) -> Fn:
         if isinstance(e, Const):
@@ -271,7 +271,7 @@ class _Exprs:
             return self._select(e)
         if isinstance(e, Store):
             return self._store(e)
-        raise TypeError(f"not an IR expression: {e!r}")
+        raise TypeError(f"not an IR expression: {type(e).__name__}")
 
     def truth(self, e: Expr) -> Pred:
         """`e != 0` as a Python bool (conditions skip the int 0/1 round trip)."""
@@ -335,24 +335,39 @@ class _Exprs:
         return select
 
     def _store(self, e: Store) -> Fn:
-        array, index, value = self.value(e.array), self.value(e.index), self.value(e.value)
-        check = _bounds_check(e.type)
+        base, chain = store_chain(e)
+        array, updates = self.value(base), self.updates(chain)
 
         def store(env: Env) -> _Array:
             new: _Array = array(env).clone()
-            i: int = index(env)
-            check(i)
-            new[i] = value(env)
+            _apply(new, updates, env)
             return new
 
         return store
+
+    def updates(self, chain: Sequence[Store]) -> _Updates:
+        check = _bounds_check(chain[0].type)
+        return check, tuple((self.value(s.index), self.value(s.value)) for s in chain)
+
+
+# A chain of stores into one array: the bounds check, then (index, value) in application order.
+_Updates = tuple[Callable[[int], None], tuple[tuple[Fn, Fn], ...]]
+
+
+def _apply(array: _Array, updates: _Updates, env: Env) -> None:
+    """Evaluate every index and value first (they read the old array), then store them."""
+    check, pairs = updates
+    values = [(index(env), value(env)) for index, value in pairs]
+    for i, v in values:
+        check(i)
+        array[i] = v
 
 
 def _as_int(p: Pred) -> Fn:
     return lambda env: 1 if p(env) else 0
 
 
-def _checked_mod(a: Fn, b: Fn, ty: IntType, coord: Coord | None) -> Fn:
+def _checked_mod(a: Fn, b: Fn, ty: IntType, coord: Coord) -> Fn:
     lo, arith = ty.min, semantics.arith
 
     def mod(env: Env) -> int:
@@ -395,13 +410,14 @@ class _Flattener:
     def __init__(self, program: Program, slots: Mapping[str, int]) -> None:
         self.decls = {d.name: d for d in program.variables}
         self.slots = slots
-        self.exprs = _Exprs(slots)
+        self.exprs = _Exprs(slots, program.file)
         self.loop_index = {info.id: k for k, info in enumerate(program.loops)}
         self.pending: list[_Pending] = []
         self.coords: list[Coord | None] = []
         self.labels: dict[int, int] = {}
         self.work: list[tuple[Stmt, _Targets] | Callable[[], None]] = []
         self.label_count = 0
+        self.nowhere = Coord(program.file, 0, 0)  # where overflows in statements without a coord are
 
     def run(self, body: Block) -> tuple[tuple[Instr, ...], tuple[Coord | None, ...]]:
         self._push(body, _Targets())
@@ -430,7 +446,7 @@ class _Flattener:
         return lambda: self._emit(coord, lambda pc, labels: _goto(labels[label]))
 
     def _stmt(self, s: Stmt, targets: _Targets) -> None:
-        self.exprs.coord = s.coord
+        self.exprs.coord = s.coord or self.nowhere
         if isinstance(s, If):
             self._if(s, targets)
         elif isinstance(s, Loop):
@@ -483,16 +499,17 @@ class _Flattener:
             return _check(self.exprs.truth(s.cond), "blocked", s)
         if isinstance(s, Assert):
             return _check(self.exprs.truth(s.cond), "error", s)
-        raise TypeError(f"not an IR statement: {s!r}")
+        raise TypeError(f"not an IR statement: {type(s).__name__}")
 
     def _assign(self, s: Assign) -> _Pending:
         slot, decl = self.slots[s.target], self.decls[s.target]
         v = s.value
         if isinstance(decl.type, IntType):
             return _set(slot, self.exprs.value(v))
-        if isinstance(v, Store) and isinstance(v.array, Var) and v.array.name == s.target:
-            index, value = self.exprs.value(v.index), self.exprs.value(v.value)
-            return _store_in_place(slot, index, value, _bounds_check(decl.type))
+        if isinstance(v, Store):
+            base, chain = store_chain(v)
+            if isinstance(base, Var) and base.name == s.target:
+                return _store_in_place(slot, self.exprs.updates(chain))
         fresh = self.exprs.value(v)
         copy: Fn = (lambda env: fresh(env).clone()) if isinstance(v, Var) else fresh
         return _set(slot, copy)
@@ -547,14 +564,12 @@ def _set(slot: int, value: Fn) -> _Pending:
     return make
 
 
-def _store_in_place(slot: int, index: Fn, value: Fn, check: Callable[[int], None]) -> _Pending:
+def _store_in_place(slot: int, updates: _Updates) -> _Pending:
     def make(pc: int, labels: Mapping[int, int]) -> Instr:
         nxt = pc + 1
 
         def store(env: Env) -> int:
-            i = index(env)
-            check(i)
-            env[slot][i] = value(env)
+            _apply(env[slot], updates, env)
             return nxt
 
         return store
@@ -580,7 +595,7 @@ def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pendi
         nxt = pc + 1
 
         def havoc(env: Env) -> int:
-            state: RunState = env[0]
+            state: _RunState = env[0]
             drawn: dict[int, int] = {}
 
             def fill(index: int) -> int:
@@ -665,7 +680,7 @@ class Runner:
         record_path: bool = True,
     ) -> Execution:
         """Execute the program once. `record_path=False` leaves `path` empty (a little faster)."""
-        state = RunState(self._compiled, inputs, max_loop_head_states)
+        state = _RunState(self._compiled, inputs, max_loop_head_states)
         trace: list[int] | None = [] if record_path else None
         outcome, stmt, detail, pc, steps = _execute(
             self._compiled.code, self._compiled.initial_env(state), max_steps, trace

@@ -186,6 +186,19 @@ def walk(e: Expr) -> Iterator[Expr]:
         stack.extend(reversed(children(node)))
 
 
+def store_chain(e: Store) -> tuple[Expr, list[Store]]:
+    """`e` = store(...store(base, i1, v1)..., ik, vk) as (base, [innermost store, ..., e]).
+
+    Iterative: initialised arrays lower to chains of thousands of stores, deeper than Python's
+    recursion limit allows a recursive walk to go.
+    """
+    chain = [e]
+    while isinstance(chain[-1].array, Store):
+        chain.append(chain[-1].array)
+    chain.reverse()
+    return chain[0].array, chain
+
+
 def free_vars(e: Expr) -> frozenset[str]:
     """The names of the variables `e` reads."""
     return frozenset(n.name for n in walk(e) if isinstance(n, Var))

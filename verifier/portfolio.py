@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Program
-from .results import EngineRun, Result, Verdict
+from .results import CandidateReport, EngineRun, Result, Verdict
 from .checks import certificate_result, confirm_counterexample
 
 Strategy = Callable[[Program, Budget], EngineResult]
@@ -93,6 +93,7 @@ class Portfolio:
         self.program = program
         self.config = config
         self.runs: list[EngineRun] = []
+        self.candidates: tuple[CandidateReport, ...] = ()
         self.started = time.monotonic()
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
@@ -119,6 +120,9 @@ class Portfolio:
 
     def _judge(self, result: EngineResult) -> Result | None:
         self.runs.append(EngineRun(result.engine, result.status.value, result.time_s, result.reason))
+        reports = result.stats.get("candidates")
+        if isinstance(reports, (list, tuple)) and reports:
+            self.candidates = tuple(r for r in reports if isinstance(r, CandidateReport))
         if result.status is Status.SAFE:
             return self._check_safe(result)
         if result.status is Status.UNSAFE:
@@ -157,5 +161,6 @@ class Portfolio:
             time_s=self._elapsed(),
             engines=tuple(self.runs),
             overflow_sites=sites,
+            candidates=self.candidates,
             **fields,  # type: ignore[arg-type]
         )

@@ -45,6 +45,7 @@ from .ir import (
     Unary,
     Var,
     VarDecl,
+    store_chain,
 )
 
 # C precedence levels (higher binds tighter).
@@ -113,8 +114,12 @@ class _ExprPrinter:
         if isinstance(e, Select):
             return f"{self._wrap(e.array, _prec(e.array) < _POSTFIX)}[{self.fmt(e.index)}]"
         if isinstance(e, Store):
-            return f"store({self.fmt(e.array)}, {self.fmt(e.index)}, {self.fmt(e.value)})"
-        raise TypeError(f"not an IR expression: {e!r}")
+            base, chain = store_chain(e)
+            text = self.fmt(base)
+            for s in chain:
+                text = f"store({text}, {self.fmt(s.index)}, {self.fmt(s.value)})"
+            return text
+        raise TypeError(f"not an IR expression: {type(e).__name__}")
 
     def _wrap(self, e: Expr, parens: bool) -> str:
         text = self.fmt(e)
@@ -194,7 +199,7 @@ def _simple_stmt(s: Stmt, p: _ExprPrinter) -> str:
         return "continue;"
     if isinstance(s, Return):
         return "return;"
-    raise TypeError(f"not a simple statement: {s!r}")
+    raise TypeError(f"not a simple statement: {type(s).__name__}")
 
 
 # A work item: a statement to print at an indent, or a finished line.

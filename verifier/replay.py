@@ -11,7 +11,9 @@ A generated harness is linked with the program:
   empty) this sees the call; programs that only declare (or implicitly declare) it get a weak
   definition from the harness;
 * uninitialised locals are zeroed (`-ftrivial-auto-var-init=zero` where the compiler has it),
-  matching an interpreter that gives 0 to `Havoc`s of origin "uninitialised".
+  matching an interpreter run that gives 0 to `Havoc`s of origin "uninitialised"
+  (`replay_inputs` extracts the nondet inputs of an `Execution` and checks that);
+* code2inv's `unknown()` is answered like `__VERIFIER_nondet_int()`.
 
 ILP32 tasks need `-m32`; where it does not link, an ILP32 program is run natively only if a
 conservative scan finds nothing whose meaning depends on the data model (`long` alone, `L`
@@ -32,6 +34,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .interp import Execution
 
 REACHED_STATUS = 86
 _MARK = "@@QK"
@@ -79,6 +83,7 @@ QK_INT(longlong, long long) QK_INT(ulonglong, unsigned long long) QK_INT(size_t,
 QK_INT(u8, unsigned char) QK_INT(u16, unsigned short) QK_INT(u32, unsigned int)
 QK_INT(loff_t, long long) QK_INT(sector_t, unsigned long)
 QK_FLT(float, float) QK_FLT(double, double)
+QK_WEAK int unknown(void) { return (int)qk_next(); }
 """
 
 _PROTOTYPES = (
@@ -120,6 +125,24 @@ class ReplayResult:
     status: str
     detail: str
     heads: tuple[HeadHit, ...] = field(default=())
+
+
+def is_nondet_call(origin: str) -> bool:
+    """Whether a `Havoc` of this origin is a call the harness answers (nondet functions, `unknown()`)."""
+    return origin.startswith("__VERIFIER_nondet_") or origin == "unknown"
+
+
+def replay_inputs(execution: Execution) -> tuple[int, ...] | str:
+    """The values `execution` gave to nondet calls, in order, for `replay_with_compiler`; or why the
+    compiled program cannot follow it (another `Havoc`, e.g. of an uninitialised local, took a value
+    other than the 0 the compiled program has)."""
+    inputs: list[int] = []
+    for value, havoc in zip(execution.inputs_used, execution.havocs, strict=True):
+        if is_nondet_call(havoc.origin):
+            inputs.append(value)
+        elif value != 0:
+            return f"{havoc.target} ({havoc.origin}) is {value} at {havoc.coord}; compiled, it is 0"
+    return tuple(inputs)
 
 
 def find_compiler() -> str | None:
@@ -197,35 +220,46 @@ def _trace_call(probe: LoopProbe) -> str:
     return ", ".join(calls)
 
 
+def _loop_keyword(scan: str, offset: int) -> str | None:
+    for keyword in ("while", "for", "do"):
+        end = offset + len(keyword)
+        if scan.startswith(keyword, offset) and not (
+            scan[end : end + 1].isalnum() or scan[end : end + 1] == "_"
+        ):
+            return keyword
+    return None
+
+
 def _insertion(scan: str, offset: int, probe: LoopProbe) -> tuple[int, str] | str:
     """(position, text) to insert for the loop whose keyword starts at `offset`, or why not."""
-    call = _trace_call(probe)
-    for keyword in ("while", "for", "do"):
-        if scan.startswith(keyword, offset) and not (scan[offset + len(keyword) :][:1].isalnum()):
-            break
-    else:
-        return f"no loop keyword at {probe.line}:{probe.column}"
+    keyword, where = _loop_keyword(scan, offset), f"{probe.line}:{probe.column}"
+    if keyword is None:
+        return f"no loop keyword at {where}"
     pos = _skip_blanks(scan, offset + len(keyword))
-    opener = "{" if keyword == "do" else "("
-    if scan[pos : pos + 1] != opener:
-        return f"cannot instrument the {keyword} loop at {probe.line}:{probe.column}"
+    if scan[pos : pos + 1] != ("{" if keyword == "do" else "("):
+        return f"cannot instrument the {keyword} loop at {where}"
+    call = _trace_call(probe)
     if keyword == "while":
         return pos + 1, f"{call}, "
     if keyword == "do":
         return pos + 1, f" {call};"
     semi = _first_semicolon(scan, pos + 1)
     if semi < 0:
-        return f"malformed for loop at {probe.line}:{probe.column}"
+        return f"malformed for loop at {where}"
     empty = scan[_skip_blanks(scan, semi + 1)] == ";"
     return semi + 1, f" {call}, 1" if empty else f" {call},"
 
 
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    return starts
+
+
 def instrument(source: str, probes: Sequence[LoopProbe], file_name: str) -> str:
     """`source` with a trace call at each probed loop head; raises ValueError where it cannot."""
-    scan = blank_comments_and_literals(source)
-    starts = [0]
-    for line in source.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
+    scan, starts = blank_comments_and_literals(source), _line_starts(source)
     edits: list[tuple[int, str]] = []
     for probe in probes:
         if not 1 <= probe.line < len(starts) or probe.column < 1:
@@ -286,19 +320,23 @@ def _parse_heads(stderr: str) -> tuple[HeadHit, ...]:
     return tuple(hits)
 
 
-def _model_flags(compiler: str, data_model: str, source: str, workdir: Path) -> tuple[list[str], str] | str:
-    """Flags that give the program `data_model`, and a note; or why that is not possible."""
-    if data_model == "LP64":
-        return [], ""
-    if data_model != "ILP32":
-        return f"unknown data model {data_model}"
+def _m32_links(compiler: str, workdir: Path) -> bool:
     probe = workdir / "m32_probe.c"
     probe.write_text("int main(void) { return 0; }\n")
     linked = subprocess.run(
         [compiler, "-m32", str(probe), "-o", str(workdir / "m32_probe")],
         capture_output=True, timeout=_COMPILE_TIMEOUT_S, check=False,
     )  # fmt: skip
-    if linked.returncode == 0:
+    return linked.returncode == 0
+
+
+def _model_flags(compiler: str, data_model: str, source: str, workdir: Path) -> tuple[list[str], str] | str:
+    """Flags that give the program `data_model`, and a note; or why that is not possible."""
+    if data_model == "LP64":
+        return [], ""
+    if data_model != "ILP32":
+        return f"unknown data model {data_model}"
+    if _m32_links(compiler, workdir):
         return ["-m32"], ""
     reason = data_model_dependence(source)
     if reason is not None:
@@ -313,23 +351,26 @@ def compile_c(
     compiler = find_compiler()
     if compiler is None:
         return ReplayResult("unavailable", "no C compiler (gcc or cc) found")
-    source = c_file.read_text(errors="replace")
+    try:
+        source = c_file.read_text(errors="replace")
+        program = instrument(source, probes, str(c_file)) if probes else source
+    except (OSError, ValueError) as exc:
+        return ReplayResult("error", f"cannot prepare {c_file.name}: {exc}")
     model = _model_flags(compiler, data_model, source, workdir)
     if isinstance(model, str):
         return ReplayResult("unavailable", model)
-    flags, note = model
-    try:
-        program = instrument(source, probes, str(c_file)) if probes else source
-    except ValueError as exc:
-        return ReplayResult("error", f"cannot instrument {c_file.name}: {exc}")
-    program_file = workdir / f"program{c_file.suffix if c_file.suffix in ('.c', '.i') else '.c'}"
-    program_file.write_text(program)
-    (workdir / "harness.c").write_text(_HARNESS)
-    binary = workdir / "program.bin"
-    error = _build(compiler, [*flags, str(program_file), str(workdir / "harness.c"), "-o", str(binary)])
+    error = _build(compiler, [*model[0], *_write_sources(workdir, program, c_file.suffix)])
     if error is not None:
         return ReplayResult("error", f"{c_file.name} does not compile: {error}")
-    return CompiledProgram(binary, note)
+    return CompiledProgram(workdir / "program.bin", model[1])
+
+
+def _write_sources(workdir: Path, program: str, suffix: str) -> list[str]:
+    """Write the program and the harness; the compiler arguments that build them."""
+    program_file = workdir / f"program{suffix if suffix in ('.c', '.i') else '.c'}"
+    program_file.write_text(program)
+    (workdir / "harness.c").write_text(_HARNESS)
+    return [str(program_file), str(workdir / "harness.c"), "-o", str(workdir / "program.bin")]
 
 
 def _build(compiler: str, args: list[str]) -> str | None:
@@ -343,7 +384,7 @@ def _build(compiler: str, args: list[str]) -> str | None:
         if done.returncode == 0:
             return None
         last = done.stderr.strip()
-        if "unrecognized" not in last and "unknown" not in last:
+        if "unrecognized command-line option" not in last and "unknown argument" not in last:
             break
     return "\n".join(last.splitlines()[:5])
 

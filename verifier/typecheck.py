@@ -41,6 +41,7 @@ from .ir import (
     Type,
     Unary,
     Var,
+    store_chain,
 )
 
 
@@ -77,8 +78,8 @@ class _ExprChecker:
 
     def check(self, e: Expr) -> Type:
         handler = self.table.get(type(e))
-        _require(handler is not None, f"not an IR expression: {e!r}")
-        assert handler is not None
+        if handler is None:
+            raise _Fail(f"not an IR expression: {type(e).__name__}")
         return handler(e)
 
     def check_int(self, e: Expr, what: str) -> IntType:
@@ -138,12 +139,14 @@ class _ExprChecker:
         return e.type
 
     def _store(self, e: Store) -> Type:
-        array = self.check(e.array)
-        _require(array == e.type, f"store into {array} typed {e.type}")
-        _require(isinstance(e.type, ArrayType), f"store typed {e.type}")
-        self.check_int(e.index, "array index")
-        value = self.check(e.value)
-        _require(value == e.type.elem, f"storing {value} into {e.type}")
+        base, chain = store_chain(e)
+        array = self.check(base)
+        for s in chain:
+            _require(array == s.type, f"store into {array} typed {s.type}")
+            _require(isinstance(s.type, ArrayType), f"store typed {s.type}")
+            self.check_int(s.index, "array index")
+            value = self.check(s.value)
+            _require(value == s.type.elem, f"storing {value} into {s.type}")
         return e.type
 
 
@@ -183,7 +186,7 @@ class _StmtChecker:
     def check(self, stmt: Stmt, ctx: _Ctx) -> None:
         handler = self.table.get(type(stmt))
         if handler is None:
-            raise IRTypeError(None, f"not an IR statement: {stmt!r}")
+            raise IRTypeError(None, f"not an IR statement: {type(stmt).__name__}")
         try:
             handler(stmt, ctx)
         except _Fail as exc:

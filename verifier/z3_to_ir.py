@@ -19,6 +19,7 @@ from .ir import INT, ArrayType, Binary, Cast, Const, Expr, IntType, Ite, Select,
 
 LLONG = IntType("long long", 64, True)
 INT128 = IntType("__int128", 128, True)
+_ARITH_TYPES = (INT, LLONG, INT128)
 
 
 class Unsupported(QuokkaError):
@@ -31,12 +32,20 @@ _FOLD = {z3.Z3_OP_ADD: "+", z3.Z3_OP_SUB: "-", z3.Z3_OP_MUL: "*"}
 
 
 def arith_type(formula: z3.ExprRef, variables: Mapping[str, Var]) -> IntType:
-    """The signed type used for the arithmetic of `formula`'s IR translation."""
-    wide = any(isinstance(v.type, IntType) and not LLONG.contains(v.type) for v in variables.values())
-    for t in _subterms(formula):
-        if z3.is_int_value(t) and not LLONG.min <= t.as_long() <= LLONG.max:
-            wide = True
-    return INT128 if wide else LLONG
+    """The narrowest of int, long long, __int128 holding the variables and constants of `formula`.
+
+    Signed IR arithmetic is mathematical whatever the type, so the choice only decides which
+    variables need a cast (none when all are `int`) and which constants are representable.
+    """
+    terms = _subterms(formula)
+    names = {t.decl().name() for t in terms if z3.is_const(t) and not z3.is_int_value(t)}
+    types = [v.type for n, v in variables.items() if n in names and isinstance(v.type, IntType)]
+    types += [v.type.elem for n, v in variables.items() if n in names and isinstance(v.type, ArrayType)]
+    values = [t.as_long() for t in terms if z3.is_int_value(t)]
+    for ty in _ARITH_TYPES:
+        if all(ty.contains(t) for t in types) and all(ty.min <= x <= ty.max for x in values):
+            return ty
+    return INT128
 
 
 def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:

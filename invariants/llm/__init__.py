@@ -7,13 +7,13 @@ OpenAI-compatible endpoint (`endpoint`). `make_llm_proposer(options)` builds the
 Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`): `llm_prompt`
 ("quokka" or "quokka-cot"), `llm_few_shot` (int), `llm_max_new_tokens`, `llm_timeout_s`,
 `llm_api_key`, `llm_model_name`, `llm_dtype` ("auto", "bf16", "fp32"), `llm_device`,
-`llm_completion` (bool).
+`llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from quokka.verifier.builder import num
@@ -39,7 +39,7 @@ __all__ = [
 
 def _extra(extra: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
     value = extra.get(key, default)
-    if value is None or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+    if value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
         return value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
@@ -54,12 +54,13 @@ class LLMConfig:
     temperature: float = 0.8
     max_new_tokens: int = 384
     timeout_s: float = 120.0
-    prompt: PromptConfig = PromptConfig()
+    prompt: PromptConfig = field(default_factory=PromptConfig)
     completion: bool = True
     api_key: str | None = None
     model_name: str | None = None
     dtype: str = "auto"
     device: str = "auto"
+    threads: int = 0
 
     @staticmethod
     def from_options(options: Options) -> LLMConfig:
@@ -75,6 +76,7 @@ class LLMConfig:
             model_name=_extra(x, "llm_model_name", str, None),
             dtype=_extra(x, "llm_dtype", str, "auto"),
             device=_extra(x, "llm_device", str, "auto"),
+            threads=_extra(x, "llm_threads", int, 0),
         )
 
 
@@ -118,7 +120,9 @@ class LLMProposer:
         if not context.program.loops or key in self._asked:
             return []
         self._asked.add(key)
-        answers = self.backend.sample(messages_for_context(context, self.config.prompt), self.request(context))
+        answers = self.backend.sample(
+            messages_for_context(context, self.config.prompt), self.request(context)
+        )
         return deduplicate(parse_answers(answers, context.program), context.program, dedup)
 
 
@@ -133,7 +137,7 @@ def make_backend(options: Options, config: LLMConfig) -> Backend:
 
         if not Path(options.model).expanduser().is_dir():
             raise ModelError(f"model directory not found: {options.model}")
-        return LocalBackend(options.model, config.dtype, config.device)
+        return LocalBackend(options.model, config.dtype, config.device, config.threads)
     from .endpoint import EndpointBackend
 
     return EndpointBackend(options.endpoint, config.api_key, config.model_name)

@@ -11,7 +11,7 @@ from quokka.verifier.errors import QuokkaError
 Message = dict[str, str]
 
 
-class ModelError(QuokkaError):
+class ModelError(QuokkaError):  # type: ignore[misc]  # mypy cannot follow the editable install
     """A language model could not be loaded or run."""
 
 

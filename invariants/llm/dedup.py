@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import z3
-
 from quokka.verifier.ir import Expr, IntType, Program, free_vars
 from quokka.verifier.smt import Translator, const, in_range
 
@@ -33,7 +32,7 @@ class _Loop:
 
 def _point_value(rng: random.Random, ty: IntType) -> int:
     value = rng.choice([rng.randint(-8, 8), rng.randint(-100, 100), rng.randint(0, 3)])
-    return min(max(value, ty.min), ty.max)
+    return int(min(max(value, ty.min), ty.max))
 
 
 class Deduplicator:
@@ -44,7 +43,9 @@ class Deduplicator:
         self.env = {name: const(name, ty) for name, ty in self.types.items()}
         rng = random.Random(seed)
         ints = {n: t for n, t in self.types.items() if isinstance(t, IntType)}
-        self.points = [[(self.env[n], z3.IntVal(_point_value(rng, t))) for n, t in ints.items()] for _ in range(POINTS)]
+        self.points = [
+            [(self.env[n], z3.IntVal(_point_value(rng, t))) for n, t in ints.items()] for _ in range(POINTS)
+        ]
         self.loops: dict[str, _Loop] = {}
         self.queries = 0
 
@@ -82,7 +83,19 @@ class Deduplicator:
         return True
 
 
-def deduplicate(candidates: Sequence[Candidate], program: Program, dedup: Deduplicator | None = None) -> list[Candidate]:
-    """`candidates` without semantic repeats (rejected ones are all kept, for the report)."""
+def deduplicate(
+    candidates: Sequence[Candidate], program: Program, dedup: Deduplicator | None = None
+) -> list[Candidate]:
+    """`candidates` without semantic repeats; of rejections, one per loop, text and reason."""
     dedup = dedup or Deduplicator(program)
-    return [c for c in candidates if c.rejected or dedup.fresh(c)]
+    seen: set[tuple[str, str | None, str]] = set()
+    out = []
+    for c in candidates:
+        if c.rejected:
+            key = (c.loop_id, c.raw, c.rejected)
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+        elif dedup.fresh(c):
+            out.append(c)
+    return out

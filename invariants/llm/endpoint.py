@@ -95,7 +95,9 @@ class EndpointBackend:
     def _call(self, path: str, body: Mapping[str, Any] | None, timeout_s: float) -> Any:
         url = f"{self.base}{path}"
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(url, data=data, headers=self._headers(), method="GET" if body is None else "POST")
+        req = urllib.request.Request(
+            url, data=data, headers=self._headers(), method="GET" if body is None else "POST"
+        )
         try:
             with self.opener.open(req, timeout=max(timeout_s, 0.1)) as response:
                 return _read_json(response, url)
@@ -137,5 +139,7 @@ class EndpointBackend:
             if len(answers) >= request.n or (answers and remaining <= 0):
                 break
             body = self._body(messages, request, request.n - len(answers), request.seed + attempt)
-            answers += _choices(self._call("/chat/completions", body, remaining), f"{self.base}/chat/completions")
+            answers += _choices(
+                self._call("/chat/completions", body, remaining), f"{self.base}/chat/completions"
+            )
         return answers[: request.n]

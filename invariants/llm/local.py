@@ -9,6 +9,7 @@ times cheaper than prefilling N copies. torch and transformers are imported here
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,11 +44,19 @@ def choose_dtype(dtype: str, device: str) -> Any:
 
     if dtype == "auto":
         return torch.bfloat16 if device.startswith("cuda") or cpu_has_bf16() else torch.float32
-    names = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp32": torch.float32, "float32": torch.float32,
-             "fp16": torch.float16, "float16": torch.float16}  # fmt: skip
+    names = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp32": torch.float32,
+             "float32": torch.float32, "fp16": torch.float16, "float16": torch.float16}  # fmt: skip
     if dtype not in names:
         raise ModelError(f"unknown dtype {dtype!r} (known: auto, {', '.join(names)})")
     return names[dtype]
+
+
+def set_threads(threads: int) -> None:
+    """torch's CPU threads: `threads`, or (0) half the cores, since the portfolio runs the engines
+    beside the model; oversubscribed cores make torch's threads spin against each other."""
+    import torch
+
+    torch.set_num_threads(threads if threads > 0 else max(1, (os.cpu_count() or 2) // 2))
 
 
 def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, bool]:
@@ -185,8 +194,8 @@ def _load(directory: Path, dtype: str, device: str) -> LocalModel:
 
     dev = choose_device(device)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(
+        tokenizer: Any = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+        model: Any = AutoModelForCausalLM.from_pretrained(
             str(directory), dtype=choose_dtype(dtype, dev), local_files_only=True
         )
     except (OSError, ValueError, KeyError) as exc:
@@ -210,12 +219,20 @@ def load_model(directory: str | Path, dtype: str = "auto", device: str = "auto")
 
 
 class LocalBackend:
-    """A `Backend` over a model directory; the model is loaded at the first request."""
+    """A `Backend` over a model directory; the model is loaded at the first request.
 
-    def __init__(self, directory: str | Path, dtype: str = "auto", device: str = "auto") -> None:
+    `threads` sets torch's CPU threads first (0: half the cores; None: leave torch's setting).
+    """
+
+    def __init__(
+        self, directory: str | Path, dtype: str = "auto", device: str = "auto", threads: int | None = None
+    ) -> None:
         self.directory = directory
         self.dtype = dtype
         self.device = device
+        self.threads = threads
 
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
+        if self.threads is not None:
+            set_threads(self.threads)
         return load_model(self.directory, self.dtype, self.device).sample(messages, request)

@@ -64,8 +64,12 @@ def prompt_data() -> PromptData:
 
 
 def parse_prompt_data(data: Mapping[str, Any]) -> PromptData:
-    templates = {name: PromptTemplate(t["system"], t["user"], t["feedback"]) for name, t in data["templates"].items()}
-    examples = tuple(Example(e["source"], e["insertion_points"], e["answer"]) for e in data.get("examples", ()))
+    templates = {
+        name: PromptTemplate(t["system"], t["user"], t["feedback"]) for name, t in data["templates"].items()
+    }
+    examples = tuple(
+        Example(e["source"], e["insertion_points"], e["answer"]) for e in data.get("examples", ())
+    )
     return PromptData(templates, examples)
 
 
@@ -123,7 +127,9 @@ def build_messages(
     t = _template(config)
     messages = [{"role": "system", "content": t.system}]
     for ex in prompt_data().examples[: config.few_shot]:
-        messages.append({"role": "user", "content": _user_text(t, number_lines(ex.source), ex.insertion_points, "")})
+        messages.append(
+            {"role": "user", "content": _user_text(t, number_lines(ex.source), ex.insertion_points, "")}
+        )
         messages.append({"role": "assistant", "content": _example_answer(ex, config)})
     user = _user_text(t, number_lines(source), insertion_points(program), describe_ctis(program, ctis or {}))
     messages.append({"role": "user", "content": user})

@@ -26,7 +26,7 @@ MAX_N = 64
 MAX_TOKENS = 4096
 
 
-class BadRequest(QuokkaError):
+class BadRequest(QuokkaError):  # type: ignore[misc]  # mypy cannot follow the editable install
     """A chat-completions request the server cannot serve."""
 
 
@@ -81,7 +81,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _send(self, status: int, payload: Any) -> None:
@@ -97,7 +97,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
-            self._send(HTTPStatus.OK, {"object": "list", "data": [{"id": self.server.model, "object": "model"}]})
+            self._send(
+                HTTPStatus.OK, {"object": "list", "data": [{"id": self.server.model, "object": "model"}]}
+            )
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no such path: {self.path}")
 
@@ -130,7 +132,9 @@ class _Handler(BaseHTTPRequestHandler):
 class ChatServer:
     """A chat-completions server on `host:port` (port 0: any free one); `start()` runs it in a thread."""
 
-    def __init__(self, generate: Generate, model: str = "quokka-local", host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, generate: Generate, model: str = "quokka-local", host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self._server = _Server((host, port), generate, model)
         self._thread: threading.Thread | None = None
 
@@ -140,7 +144,9 @@ class ChatServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> ChatServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="quokka-chat-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="quokka-chat-server", daemon=True
+        )
         self._thread.start()
         return self
 

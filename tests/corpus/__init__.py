@@ -31,6 +31,7 @@ from quokka.verifier.builder import (
     or_,
     sub,
 )
+from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir import (
     BOOL,
     INT,
@@ -49,6 +50,7 @@ from quokka.verifier.ir import (
     Select,
     Stmt,
     Store,
+    Var,
     int_types,
 )
 
@@ -551,6 +553,78 @@ def halving(unsafe: bool) -> Example:
                    witness=(0,) if unsafe else None)
 
 
+# ----------------------------------------------------------------------------- C examples
+
+C_PRELUDE = """
+extern unsigned int __VERIFIER_nondet_uint(void);
+extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+extern void reach_error(void);
+void __VERIFIER_assert(int cond) { if (!cond) { ERROR: { reach_error(); abort(); } } }
+"""
+
+# name -> (main's text, expected, features, witness)
+C_EXAMPLES: dict[str, tuple[str, str, frozenset[str], tuple[int, ...] | None]] = {
+    "c_unsigned_counter": (
+        """int main() { unsigned int n = __VERIFIER_nondet_uint(); unsigned int i = 0;
+           while (i < n) { i++; } __VERIFIER_assert(i == n); return 0; }""",
+        "safe", frozenset({"c", "unsigned", "counter"}), None),
+    "c_uchar_wrap_unsafe": (
+        """int main() { unsigned char c = 250; int k = 0;
+           while (c != 0) { c++; k++; } __VERIFIER_assert(k == 5); return 0; }""",
+        "unsafe", frozenset({"c", "unsigned", "wrap", "naive-wrong"}), ()),
+    "c_negative_modulo": (
+        """int main() { int x = __VERIFIER_nondet_int();
+           if (x < 0 && x > -100) { __VERIFIER_assert(x % 2 <= 0 && x / 2 >= x); } return 0; }""",
+        "safe", frozenset({"c", "modulo", "division", "naive-wrong", "no-loop"}), None),
+    "c_for_continue": (
+        """int main() { int c = 0;
+           for (int i = 0; i < 10; i++) { if (i % 3 == 0) continue; c++; }
+           __VERIFIER_assert(c == 6); return 0; }""",
+        "safe", frozenset({"c", "continue"}), None),
+    "c_function_return": (
+        """int f(int x) { if (x > 5) return 1; return 0; }
+           int main() { int s = 0; for (int i = 0; i < 10; i++) s += f(i);
+           __VERIFIER_assert(s == 4); return 0; }""",
+        "safe", frozenset({"c", "return", "scope"}), None),
+    "c_function_return_unsafe": (
+        """int f(int x) { if (x > 5) return 1; return 0; }
+           int main() { int s = 0; for (int i = 0; i < 10; i++) s += f(i);
+           __VERIFIER_assert(s == 5); return 0; }""",
+        "unsafe", frozenset({"c", "return", "scope"}), ()),
+    "c_nondet_loop_unsafe": (
+        """int main() { int i = 0; while (__VERIFIER_nondet_int()) i++;
+           __VERIFIER_assert(i < 3); return 0; }""",
+        "unsafe", frozenset({"c", "nondet", "after-k"}), (1, 1, 1, 0)),
+}
+
+
+def _c_invariants(name: str, program: Program) -> Mapping[str, Expr] | None:
+    if name != "c_unsigned_counter":
+        return None
+    info = program.loops[0]
+    i, n = (Var(info.ir_name(c) or c, UINT) for c in ("i", "n"))
+    return {info.id: le(i, n)}
+
+
+def c_examples() -> tuple[list[Example], list[str]]:
+    """The C examples that the frontend lowers, and errors for those it could not."""
+    try:
+        from quokka.verifier.frontend import lower_source
+    except ImportError as exc:
+        return [], [f"no frontend: {exc}"]
+    out, errors = [], []
+    for name, (text, expected, features, witness) in C_EXAMPLES.items():
+        source = C_PRELUDE + text + "\n"
+        try:
+            program = lower_source(source, f"{name}.c", "ILP32")
+        except QuokkaError as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        out.append(Example(name, program, expected, features, _c_invariants(name, program), source, witness))
+    return out, errors
+
+
 def _builders() -> list[Callable[[], Example]]:
     both = [counter, two_var, sum_squares, nested, continue_step, inlined_return, break_even, uchar_wrap_loop,
             uint_max_plus_one, trunc_division, trunc_division_loop, bool_normalisation, schar_cast,
@@ -563,7 +637,18 @@ def _builders() -> list[Callable[[], Example]]:
             array_fill_unsafe, assume_blocked, nondet_loop_after_k]
 
 
-CORPUS: tuple[Example, ...] = tuple(make() for make in _builders())
+_C_EXAMPLES, C_ERRORS = c_examples()
+CORPUS: tuple[Example, ...] = (*(make() for make in _builders()), *_C_EXAMPLES)
 SAFE = tuple(e for e in CORPUS if e.expected == "safe")
 UNSAFE = tuple(e for e in CORPUS if e.expected == "unsafe")
 BY_NAME = {e.name: e for e in CORPUS}
+
+
+def twin(example: Example) -> Example | None:
+    """The safe example an unsafe one was derived from (same loops and variables), if any."""
+    names = {
+        "counter_off_by_one": "counter",
+        "break_odd": "break_even",
+        "assert_in_loop_k37": "assert_in_loop",
+    }
+    return BY_NAME.get(names.get(example.name, example.name.removesuffix("_unsafe")))

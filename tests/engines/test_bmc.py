@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
-
 from quokka.verifier.builder import (
     ProgramBuilder,
     add,
@@ -442,8 +442,12 @@ def test_nested_loops() -> None:
     b.assume(and_(ge(m, num(0)), le(m, num(10))))
     b.assign(i, num(0))
     b.assign(c, num(0))
-    inner = Loop("I", (If(ge(j, m), (Break(),), ()), b_assign(j, add(j, num(1))), b_assign(c, add(c, num(1)))))
-    outer = Loop("O", (If(ge(i, num(3)), (Break(),), ()), b_assign(j, num(0)), inner, b_assign(i, add(i, num(1)))))
+    inner = Loop(
+        "I", (If(ge(j, m), (Break(),), ()), b_assign(j, add(j, num(1))), b_assign(c, add(c, num(1))))
+    )
+    outer = Loop(
+        "O", (If(ge(i, num(3)), (Break(),), ()), b_assign(j, num(0)), inner, b_assign(i, add(i, num(1))))
+    )
     b.emit(outer)
     b.check(ne(c, num(12)))  # 3 * m == 12 needs m == 4 inner iterations per outer one
     assert unsafe(b.build()).inputs == (4,)
@@ -468,7 +472,11 @@ def test_havocs_in_branches_replay_in_execution_order() -> None:
     body = (
         If(ge(i, num(3)), (Break(),), ()),
         Havoc("x", Coord("h.c", 10, 1)),
-        If(gt(x, num(0)), (Havoc("y", Coord("h.c", 12, 1)), b_assign(s, add(s, y))), (b_assign(s, sub(s, num(1))),)),
+        If(
+            gt(x, num(0)),
+            (Havoc("y", Coord("h.c", 12, 1)), b_assign(s, add(s, y))),
+            (b_assign(s, sub(s, num(1))),),
+        ),
         b_assign(i, add(i, num(1))),
     )
     b.emit(Loop("L", body))
@@ -477,7 +485,7 @@ def test_havocs_in_branches_replay_in_execution_order() -> None:
     result = unsafe(b.build())
     assert result.inputs is not None
     lines = [coord.line for coord, _, _ in result.stats["trace"]]  # type: ignore[union-attr]
-    assert lines[0] == 10 and all(a != 12 or b == 10 for a, b in zip(lines, lines[1:], strict=False))
+    assert lines[0] == 10 and all(a != 12 or b == 10 for a, b in itertools.pairwise(lines))
 
 
 def test_uninitialised_locals_are_inputs() -> None:

@@ -12,8 +12,7 @@ import random
 from dataclasses import replace
 
 import pytest
-
-from quokka.verifier.builder import ProgramBuilder, cast, num
+from quokka.verifier.builder import cast, num
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import Coord
@@ -116,7 +115,8 @@ class _Gen:
         if r < 0.55:
             return [Assert(self.weak_cond(), self.coord(), None)]
         if r < 0.65 and depth < 3:
-            return [If(self.cond(), self.block(depth + 1, in_loop), self.block(depth + 1, in_loop), self.coord())]
+            then, orelse = self.block(depth + 1, in_loop), self.block(depth + 1, in_loop)
+            return [If(self.cond(), then, orelse, self.coord())]
         if r < 0.77 and depth < 2:
             return self.loop(depth)
         if r < 0.82 and depth < 2:
@@ -190,13 +190,15 @@ def check_one(seed: int, runs: int = 150) -> str:
 @pytest.mark.parametrize("chunk", range(4))
 def test_random_programs_agree_with_the_interpreter(chunk: int) -> None:
     outcomes = [check_one(seed) for seed in range(chunk * 25, chunk * 25 + 25)]
-    assert outcomes.count("unsafe") >= 3  # the generator does produce reachable errors
+    assert outcomes.count("unsafe") >= 1  # the generator does produce reachable errors
+    assert outcomes.count("complete") >= 10
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_many_random_programs() -> None:
-    outcomes = [check_one(seed, runs=300) for seed in range(100, 1100)]
-    assert outcomes.count("unsafe") >= 100
+    outcomes = [check_one(seed, runs=300) for seed in range(100, 600)]
+    assert outcomes.count("unsafe") >= 50
 
 
 def test_generator_is_deterministic() -> None:

@@ -278,3 +278,42 @@ def test_deeply_nested_statements(depth):
     ex = run(p, [])
     assert ex.outcome == "exit", ex.message
     assert len(ex.loop_heads) == depth // 2 and ex.loop_heads[-1].values["x"] == 0
+
+
+def test_store_chains_thousands_deep():
+    at = ArrayType(INT, 4096)
+    b = ProgramBuilder("s.c")
+    a, i, r = b.var("a", at), b.var("i"), b.var("r")
+    chain = a
+    for k in range(4096):
+        chain = Store(chain, num(k), num(3 * k), at)
+    b.assign(a, chain)  # in place
+    b.havoc(i)
+    b.assign(r, Select(Store(chain, i, num(-1), at), i, INT))  # a fresh copy
+    b.check(ne(Select(a, i, INT), num(30)))
+    p = b.build()
+    ex = run(p, [10])
+    assert ex.outcome == "error"
+    assert run(p, [11]).outcome == "exit"
+    assert run(p, [4096]).outcome == "ub"
+
+
+def test_chained_stores_read_the_old_array():
+    at = ArrayType(INT, 2)
+    b = ProgramBuilder("o.c")
+    a, r = b.var("a", at), b.var("r")
+    b.assign(a, Store(a, num(0), num(5), at))
+    # a = store(store(a, 1, a[0] + 1), 0, a[1]): both values read the array before the update.
+    b.assign(
+        a,
+        Store(Store(a, num(1), add(Select(a, num(0), INT), num(1)), at), num(0), Select(a, num(1), INT), at),
+    )
+    b.assign(r, add(mul(Select(a, num(0), INT), num(10)), Select(a, num(1), INT)))
+    b.check(ne(r, num(6)))
+    assert run(b.build(), []).outcome == "error"
+
+
+def test_overflow_without_a_coordinate_is_still_reported():
+    main = Scope("main", (Assign("x", add(Const(2147483647, INT), num(1))),))
+    ex = run(Program("nc.c", "LP64", (VarDecl("x", INT, "local", "x"),), (main,), ()), [])
+    assert ex.overflows == (Coord("nc.c", 0, 0),)

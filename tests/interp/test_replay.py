@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,20 @@ from quokka.verifier.replay import (
     LoopProbe,
     compile_c,
     data_model_dependence,
+    find_compiler,
     gcc_available,
     instrument,
+    replay_inputs,
     replay_with_compiler,
 )
 
 BENCH = Path("/work/shared/benchmarks")
-needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
+
+
+def needs_gcc(test):
+    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
+
+
 needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present")
 
 PRELUDE = "extern int __VERIFIER_nondet_int(void);\nextern void abort(void);\n"
@@ -39,7 +47,8 @@ def test_gcc_available_matches_the_path():
     [
         ("quokka-dev/brs2f_1.c", [3], [-3]),  # reach_error calls __assert_fail
         ("quokka-dev/sum01-1_1.c", [10], [5]),  # reach_error is `assert(0)` from <assert.h>
-        ("quokka-dev/benchmark39_conjunctive_1.c", [0, -(1 << 30)], [8, 2]),  # only through int overflow
+        # A `true` task whose error gcc reaches only through signed overflow: 4*y wraps to x == 0.
+        ("quokka-dev/benchmark39_conjunctive_1.c", [0, -(1 << 30)], [8, 2]),
     ],
 )
 def test_quokka_dev_files(file, reaching, missing):
@@ -51,16 +60,25 @@ def test_quokka_dev_files(file, reaching, missing):
 
 @needs_gcc
 @needs_bench
-def test_nla_file_runs_natively_when_model_independent():
+def test_nla_file_runs_natively_when_model_independent(tmp_path):
     f = BENCH / "svcomp-nla-dev/cohencu-ll_unwindbound1.c"
     hit = replay_with_compiler(f, [3], "ILP32")
     assert hit.status == "reached"
     assert replay_with_compiler(f, [0], "ILP32").status == "not_reached"
-    # -m32 does not link on this machine (no multilib): a file using double cannot be replayed.
+    probe = write(tmp_path, "int main(void) { return 0; }\n", "m32.c")
+    m32 = (
+        subprocess.run(
+            [str(find_compiler()), "-m32", str(probe), "-o", str(tmp_path / "m32")], capture_output=True
+        ).returncode
+        == 0
+    )
     double = replay_with_compiler(BENCH / "svcomp-nla-dev/freire1_unwindbound1.c", [3], "ILP32")
-    assert double.status in ("unavailable", "reached", "not_reached")
-    if double.status == "unavailable":
-        assert "double" in double.detail
+    if m32:
+        assert double.status in ("reached", "not_reached")
+        assert "run as LP64" not in hit.detail
+    else:
+        assert double.status == "unavailable" and "uses `double`" in double.detail
+        assert "ILP32 program run as LP64" in hit.detail
 
 
 @needs_gcc
@@ -178,3 +196,29 @@ def test_traced_loop_heads(tmp_path):
     ]
     reached = built.run([9])
     assert reached.status == "reached" and len(reached.heads) == 5
+
+
+def test_replay_inputs_keeps_nondet_calls_and_requires_zero_elsewhere():
+    from quokka.verifier.builder import ProgramBuilder
+    from quokka.verifier.interp import run
+
+    b = ProgramBuilder("r.c")
+    u, x, y = b.var("u"), b.var("x"), b.var("y")
+    b.havoc(u, origin="uninitialised")
+    b.havoc(x, origin="__VERIFIER_nondet_int")
+    b.havoc(y, origin="unknown")
+    program = b.build()
+    assert replay_inputs(run(program, [0, 5, -7])) == (5, -7)
+    why = replay_inputs(run(program, [3, 5, -7]))
+    assert isinstance(why, str) and why.startswith("u (uninitialised) is 3 at r.c:1:1")
+
+
+@needs_gcc
+def test_code2inv_unknown_is_an_input(tmp_path):
+    prog = write(
+        tmp_path,
+        "void assert(int cond) { if (!(cond)) { ERROR : { reach_error(); abort(); } } }\n"
+        "int main() { int c = 0; while (unknown()) c++; assert(c != 2); }\n",
+    )
+    assert replay_with_compiler(prog, [1, 1, 0], "ILP32").status == "reached"
+    assert replay_with_compiler(prog, [1, 0], "ILP32").status == "not_reached"

@@ -59,7 +59,7 @@ def test_pair_bounds_with_large_constants_are_dropped():
 
 def test_congruences_from_the_gcd_of_differences():
     states = [{"z": 6 * k + 6, "w": 4 * k + 1, "v": k} for k in range(10)]
-    facts = congruences(["z", "w", "v"], states)
+    facts = congruences(["z", "w", "v"], Observations.of(states))
     assert _texts(facts) == {"1*z % 6 == 0", "1*w % 4 == 1"}
     assert all(holds(f, s) for f in facts for s in states)
 
@@ -67,16 +67,19 @@ def test_congruences_from_the_gcd_of_differences():
 def test_congruence_respects_c_remainders_of_negative_values():
     # -3, -1, 1, 3: gcd of differences 2, but C's % gives -1 and 1: no common residue
     states = [{"x": v} for v in (-3, -1, 1, 3)]
-    assert congruences(["x"], states) == []
+    assert congruences(["x"], Observations.of(states)) == []
     neg = [{"x": v} for v in (-7, -5, -3)]
-    (fact,) = congruences(["x"], neg)
+    (fact,) = congruences(["x"], Observations.of(neg))
     assert fact.modulus == 2 and fact.rhs == (((), -1),)
 
 
 def test_parity_of_sums():
     states = [{"x": a, "y": b} for a in range(6) for b in range(6) if (a + b) % 2 == 0]
-    facts = congruences(["x", "y"], states)
-    assert _texts(facts) == {"1*x + 1*y % 2 == 0", "1*x + -1*y % 2 == 0"}
+    facts = congruences(["x", "y"], Observations.of(states))
+    assert _texts(facts) == {"1*x + 1*y % 2 == 0"}
+    mixed = [{"x": a, "y": b} for a in range(-3, 4) for b in range(0, 7) if (a + b) % 2 == 1]
+    # x + y takes -1 and 1 as C remainders; x - y ... as well: no single residue
+    assert congruences(["x", "y"], Observations.of(mixed)) == []
 
 
 def test_holds_uses_truncating_remainder():

@@ -42,11 +42,10 @@ def test_a_linear_two_variable_loop():
 def test_sum_of_squares_is_found_at_degree_three_with_a_rational_leading_coefficient():
     states = []
     for n in range(0, 30):
-        x, y = 0, 0
-        for _ in range(n + 1):
+        y = 0
+        for x in range(n + 1):
             states.append({"x": x, "y": y, "n": n})
-            x += 1
-            y += x * x
+            y += (x + 1) * (x + 1)
     (eq,) = equalities(["y", "x", "n"], states)
     # 6*y == 2*x^3 + 3*x^2 + x
     assert _as_dict(eq) == {(("y", 1),): 6, (("x", 3),): -2, (("x", 2),): -3, (("x", 1),): -1}
@@ -72,7 +71,8 @@ def test_degree_four_when_few_variables_remain():
 def test_multiples_of_a_relation_are_not_reported_again():
     # x*y == 12 on every state (not solvable for a variable): degree 2 finds it once, degree 3
     # has (x*y - 12)*x and (x*y - 12)*y in its null space, which are not news.
-    states = [{"x": d, "y": 12 // d, "w": w} for d in (1, 2, 3, 4, 6, 12, -1, -2, -3, -4, -6, -12) for w in range(5)]
+    divisors = (1, 2, 3, 4, 6, 12, -1, -2, -3, -4, -6, -12)
+    states = [{"x": d, "y": 12 // d, "w": w} for d in divisors for w in range(5)]
     eqs = equalities(["x", "y", "w"], states)
     assert len(eqs) == 1
     assert eqs[0].solved is None and _as_dict(eqs[0]) == {(("x", 1), ("y", 1)): 1, (): -12}
@@ -82,7 +82,8 @@ def test_powers_beyond_the_number_of_distinct_values_are_left_out():
     # b is a flag: b*b == b holds but says nothing; no relation involves anything else.
     states = [{"i": i, "b": i % 2, "m": m} for i in range(20) for m in range(4)]
     assert all(e.degree == 1 or (("b", 2),) not in _as_dict(e) for e in equalities(["i", "b", "m"], states))
-    assert monomials(["b", "i"], 2, {"b": 1, "i": 2}) == [(("b", 1),), (("i", 1),), (("b", 1), ("i", 1)), (("i", 2),)]
+    expected = [(("b", 1),), (("i", 1),), (("b", 1), ("i", 1)), (("i", 2),)]
+    assert monomials(["b", "i"], 2, {"b": 1, "i": 2}) == expected
 
 
 def test_too_few_states_give_no_relations():

@@ -158,3 +158,13 @@ def test_deep_nesting_prints():
 def test_constant_types_print_distinctly():
     assert format_expr(Const(3, UINT)) != format_expr(Const(3, INT))
     assert format_expr(Const(3, IntType("long", 32, True))) == "3L"
+
+
+def test_store_chains_print_without_recursion():
+    at = ArrayType(INT, 3000)
+    chain = Var("a", at)
+    for i in range(3000):
+        chain = Store(chain, num(i), num(-i), at)
+    text = format_expr(Select(chain, x, INT))
+    assert text.startswith("store(" * 3000 + "a, 0, 0), 1, -1), 2, -2)")
+    assert text.endswith(", 2999, -2999)[x]")

@@ -167,3 +167,16 @@ def test_deep_nesting_does_not_exhaust_the_stack():
     for _ in range(3000):
         bad = If(X, (bad,), (), C)
     rejects(program(bad), "assigning long long to x")
+
+
+def test_store_chains_thousands_deep():
+    big = ArrayType(INT, 5000)
+    chain = Var("b", big)
+    for i in range(5000):
+        chain = Store(chain, num(i), num(i), big)
+    decl = [VarDecl("b", big, "local", "b")]
+    check_program(program(assign("b", chain), variables=decl))
+    bad = Store(chain, num(0), Y, big)
+    for i in range(100):
+        bad = Store(bad, num(i), num(i), big)
+    rejects(program(assign("b", bad), variables=decl), "storing long long into int[5000]")

@@ -13,7 +13,7 @@ CHAT_TEMPLATE = (
 SPECIAL = ["<|pad|>", "<|bos|>", "<|im_start|>", "<|im_end|>"]
 
 
-def corpus_files(limit: int = 300) -> list[Path]:
+def corpus_files(limit: int = 120) -> list[Path]:
     """C files to train the tokenizer on: the shared benchmarks when present, else the examples."""
     root = Path(__file__).resolve().parents[2]
     found = sorted((root.parent / "shared" / "benchmarks").glob("*/*.c"))[:limit]
@@ -46,36 +46,36 @@ def build_model(directory: Path, tokenizer: object, hidden: int = 64, layers: in
 
     torch.manual_seed(0)
     config = LlamaConfig(
-        vocab_size=len(tokenizer),  # type: ignore[arg-type]
+        vocab_size=len(tokenizer),
         hidden_size=hidden,
         intermediate_size=2 * hidden,
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,  # type: ignore[attr-defined]
-        eos_token_id=tokenizer.eos_token_id,  # type: ignore[attr-defined]
-        pad_token_id=tokenizer.pad_token_id,  # type: ignore[attr-defined]
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
     )
     return LlamaForCausalLM(config)
 
 
-def teach(model: object, tokenizer: object, prompt: str, answer: str, steps: int = 120) -> float:
+def teach(model: object, tokenizer: object, prompt: str, answer: str, steps: int = 100) -> float:
     """Train `model` to continue `prompt` with `answer` (+ end of turn); returns the last loss."""
     import torch
 
-    p = tokenizer(prompt, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
-    a = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+    p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    a = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]
     ids = torch.tensor([p + a])
     labels = torch.tensor([[-100] * len(p) + a])
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)  # type: ignore[attr-defined]
-    model.train()  # type: ignore[attr-defined]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
     loss = torch.tensor(0.0)
     for _ in range(steps):
-        loss = model(input_ids=ids, labels=labels).loss  # type: ignore[operator]
+        loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
         loss.backward()
         opt.step()
-    model.eval()  # type: ignore[attr-defined]
-    return float(loss)
+    model.eval()
+    return float(loss.detach())

@@ -18,7 +18,8 @@ from pathlib import Path
 def main() -> int:
     path = Path(sys.argv[1])
     text = path.read_text()
-    opts = dict(re.findall(r"//\s*FAKE\s+(\w+)=(\S+)", text))
+    lines = re.findall(r"//\s*FAKE\s+(.*)", text)
+    opts = dict(re.findall(r"(\w+)=(\S+)", " ".join(lines)))
     log = os.environ.get("FAKE_VERIFY_LOG")
     children = []
     if opts.get("child"):

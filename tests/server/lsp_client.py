@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -50,13 +51,16 @@ def make_client() -> RecordingClient:
     return client
 
 
-async def start_server(tmp_path: Path, settings: dict[str, Any], cache: bool = True) -> RecordingClient:
+async def start_server(tmp_path: Path, settings: dict[str, Any], cache: bool = True,
+                       fake: bool = False) -> RecordingClient:
     """A server on stdio, initialized with Neovim 0.11's capabilities and `quokka.*` = `settings`."""
     logs = tmp_path / "fake-log"
     logs.mkdir(exist_ok=True)
     env = {**os.environ, "FAKE_VERIFY_LOG": str(logs)}
     args = ["--cache", str(tmp_path / "cache.sqlite")] if cache else ["--no-cache"]
     args += ["--log-file", str(tmp_path / "server.log"), "--log-level", "DEBUG"]
+    if fake:
+        args += ["--verifier", shlex.join(FAKE_VERIFY)]
     config = ClientServerConfig(server_command=[*SERVER, *args], client_factory=make_client, server_env=env)
     client = await config.start()
     assert isinstance(client, RecordingClient)

@@ -15,10 +15,25 @@ from quokka.verifier.results import (
     Verdict,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+BENCHMARKS = next((p for p in (ROOT.parent / "shared" / "benchmarks", Path("/work/shared/benchmarks"))
+                   if p.is_dir()), ROOT.parent / "shared" / "benchmarks")
 LINEAR = (EXAMPLES / "linear.c").read_text()
 SUM_BUG = (EXAMPLES / "sum_bug.c").read_text()
 COHENCU = (EXAMPLES / "cohencu.c").read_text()
+
+
+def cohencu_program(folder: Path) -> Path:
+    """`quokka-dev/cohencu_1.c` (with its task file) copied into `folder`; else the bundled linear.c."""
+    source = BENCHMARKS / "quokka-dev" / "cohencu_1.c"
+    if not source.exists():
+        source = EXAMPLES / "linear.c"
+    target = folder / source.name
+    target.write_text(source.read_text())
+    if source.with_suffix(".yml").exists():
+        target.with_suffix(".yml").write_text(source.with_suffix(".yml").read_text())
+    return target
 
 
 def linear_true(path: str = "/tmp/linear.c") -> Outcome:

@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lsp_samples import COHENCU, LINEAR, linear_true, unknown
-
+from lsp_samples import BENCHMARKS, COHENCU, LINEAR, linear_true, unknown
 from quokka.server.cache import ResultCache, cache_key, cacheable
 from quokka.server.model import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Outcome, failed
 from quokka.server.runner import Job, Runner, parse_output, task_data_model
@@ -20,7 +19,7 @@ from quokka.server.text import SourceText, assertion_sites, find_location, funct
 from quokka.verifier.results import Verdict
 
 FAKE = (sys.executable, str(Path(__file__).with_name("fake_verify.py")))
-BENCH = Path("/work/shared/benchmarks")
+BENCH = BENCHMARKS
 
 # ----------------------------------------------------------------------------- settings
 
@@ -28,11 +27,13 @@ BENCH = Path("/work/shared/benchmarks")
 def test_settings_from_the_quokka_section_with_problems_reported():
     settings, problems = parse_settings({"quokka": {
         "timeout": 20, "proposers": "dynamic, llm", "verifyOn": "change", "showProvenHints": False,
-        "samples": 4, "endpoint": "http://127.0.0.1:8000/v1", "debounceMs": -1, "colour": "red"}})
+        "samples": 4, "endpoint": "http://127.0.0.1:8000/v1", "debounceMs": -1, "command": "rm -rf /"}})
     assert settings.timeout_s == 20.0 and settings.proposers == ("dynamic", "llm")
     assert settings.verify_on == "change" and settings.show_proven_hints is False
     assert settings.debounce_ms == Settings().debounce_ms
-    assert len(problems) == 2 and any("debounceMs" in p for p in problems) and any("colour" in p for p in problems)
+    assert len(problems) == 2
+    assert any("debounceMs" in p for p in problems) and any("command: unknown" in p for p in problems)
+    assert settings.command == DEFAULT_COMMAND  # the editor's settings never choose what runs
     assert parse_settings(None) == (Settings(), ())
 
 
@@ -43,7 +44,7 @@ def test_verify_args_with_and_without_model():
     assert with_model == ("--json", "--timeout", "20", "--proposers", "dynamic,annotations,llm",
                           "--data-model", "ILP32", "--model", "/models/tiny", "--samples", "2")
     assert Settings(proposers=()).verify_args()[-1] == "none"
-    assert DEFAULT_COMMAND[-1] == "verify"
+    assert DEFAULT_COMMAND[-1] == "quokka.server.verify_main"
 
 
 # ----------------------------------------------------------------------------- cache
@@ -82,8 +83,8 @@ def test_unreadable_cache_is_a_miss(tmp_path):
 def test_parse_output_cases():
     good = json.dumps(linear_true().result.to_json()).encode()
     assert parse_output(b"log line\n" + good + b"\n", b"", 0, "x.c", 1.0).result == linear_true().result
-    bad = parse_output(json.dumps({"verdict": "unknown", "status": "error",
-                                   "reason": "x.c:1:2: parse error", "file": "x.c"}).encode(), b"", 2, "x.c", 0)
+    payload = {"verdict": "unknown", "status": "error", "reason": "x.c:1:2: parse error", "file": "x.c"}
+    bad = parse_output(json.dumps(payload).encode(), b"", 2, "x.c", 0)
     assert bad.status == STATUS_ERROR and bad.result.reason == "x.c:1:2: parse error"
     crash = parse_output(b"", b"Traceback...\nZeroDivisionError: boom\n", 1, "x.c", 0)
     assert crash.status == STATUS_FAILED and "ZeroDivisionError: boom" in crash.result.reason
@@ -200,3 +201,15 @@ def _ppid(pid: int) -> int:
             return int(stat.read().split(")")[-1].split()[1])
     except (FileNotFoundError, ProcessLookupError):
         return -1
+
+
+def test_quokka_lsp_is_a_subcommand_and_the_worker_entry_runs_quokka_verify():
+    import subprocess
+
+    helped = subprocess.run([sys.executable, "-m", "quokka.server", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert helped.returncode == 0 and "--verifier" in helped.stdout and "--no-cache" in helped.stdout
+    worker = [sys.executable, "-m", "quokka.server.verify_main"]
+    missing = subprocess.run([*worker, "/nonexistent/x.c", "--json"], capture_output=True, text=True,
+                             timeout=60)
+    assert missing.returncode == 2 and json.loads(missing.stdout)["status"] == "error"

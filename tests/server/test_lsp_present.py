@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from lsprotocol import types as lsp
 from lsp_samples import COHENCU, LINEAR, SUM_BUG, cohencu_true, linear_true, sum_bug_false, unknown
-
+from lsprotocol import types as lsp
 from quokka.server.actions import (
     CMD_COPY_INVARIANT,
     CMD_VERIFY,
@@ -19,6 +18,7 @@ from quokka.server.hints import hover, inlay_hints, resolve_inlay_hint
 from quokka.server.model import STATUS_ERROR, STATUS_SKIPPED, Outcome, failed, loop_reports
 from quokka.server.text import SourceText
 from quokka.server.view import DocView, hint_label
+from quokka.verifier.results import CandidateReport, Result, Verdict
 
 URI = "file:///tmp/linear.c"
 
@@ -191,18 +191,18 @@ def test_code_action_inserts_the_acsl_annotation_above_the_loop_and_copies():
     actions = code_actions(view(LINEAR, linear_true()), rng)
     assert len(actions) == 2
     insert, copy = actions
+    assert isinstance(insert, lsp.CodeAction) and isinstance(copy, lsp.Command)
     assert insert.edit is not None and insert.edit.changes is not None
     (edit,) = insert.edit.changes[URI]
     assert edit.range == lsp.Range(lsp.Position(8, 0), lsp.Position(8, 0))
     assert edit.new_text == "    /*@ loop invariant i <= n;\n      @ loop invariant s == 2*i; */\n"
-    assert copy.command is not None and copy.command.command == CMD_COPY_INVARIANT
-    assert copy.command.arguments == ["(i <= n) && (s == 2*i)"]
+    assert copy.command == CMD_COPY_INVARIANT and copy.arguments == ["(i <= n) && (s == 2*i)"]
     assert code_actions(view(LINEAR, linear_true()), lsp.Range(lsp.Position(2, 0), lsp.Position(3, 0))) == []
 
 
 def test_no_insert_action_when_the_annotation_is_already_there():
-    annotated = LINEAR.replace("    while", "    /*@ loop invariant i <= n;\n      @ loop invariant s == 2*i; */\n"
-                               "    while")
+    acsl = "    /*@ loop invariant i <= n;\n      @ loop invariant s == 2*i; */\n"
+    annotated = LINEAR.replace("    while", acsl + "    while")
     outcome = linear_true()
     moved = Outcome(outcome.result.__class__(
         outcome.result.verdict, "", "x", 0.1,
@@ -227,9 +227,7 @@ def test_code_lens_on_main_shows_status_and_commands():
 
 
 def test_loop_reports_locate_candidate_only_loops_by_id():
-    outcome = unknown("timeout")
-    result = outcome.result.__class__(
-        outcome.result.verdict, "", "x", 0.1,
-        candidates=(linear_true().result.candidates[2].__class__("L9", "s == i", "dynamic", "rejected", "no"),))
+    rejected = CandidateReport("L9", "s == i", "dynamic", "rejected", "no")
+    result = Result(Verdict.UNKNOWN, "", "x", 0.1, candidates=(rejected,))
     (report,) = loop_reports(result)
     assert (report.loop, report.line, report.column, report.conjuncts) == ("L9", 9, 0, ())

@@ -10,6 +10,8 @@ The program text steers it with `// SVFAKE key=value` directives:
   garbage=1                    print text that is not JSON
   child=1                      start a grandchild that sleeps (to see the process group die)
   badinput=1                   answer like bad input (exit 2, status error)
+  failwith=ENGINE              answer unknown when run with `--engines ENGINE`
+  slowwith=ENGINE              sleep 0.3 s more when run with `--engines ENGINE`
 With SVFAKE_LOG set to a folder, each run writes `<pid>.json`: argv, start and end time.
 `--version` prints `quokka 9.9.9`.
 """
@@ -74,7 +76,8 @@ def _answer(path: Path, text: str, opts: dict[str, str], invariant_args: list[st
         nondet_line, _ = _first(text, r"__VERIFIER_nondet_int\s*\(")
         error_line, error_col = _first(text, r"reach_error\s*\(\s*\)\s*;")
         data["counterexample"] = {
-            "inputs": [{"origin": "__VERIFIER_nondet_int", "line": nondet_line, "value": -3}] if nondet_line else [],
+            "inputs": [{"origin": "__VERIFIER_nondet_int", "line": nondet_line, "value": -3}]
+            if nondet_line else [],
             "error_line": error_line, "error_column": error_col, "path_lines": [error_line],
             "loop_heads": [["main.1", 0, [["x", -3]]]], "confirmed_by": ["interpreter"],
         }
@@ -100,7 +103,10 @@ def main() -> int:
     invariant_args = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--invariant"]
     if opts.get("child"):
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    time.sleep(float(opts.get("sleep", "0")))
+    engines = argv[argv.index("--engines") + 1] if "--engines" in argv[:-1] else ""
+    time.sleep(float(opts.get("sleep", "0")) + (0.3 if engines and opts.get("slowwith") == engines else 0))
+    if engines and opts.get("failwith") == engines:
+        opts["verdict"] = "unknown"
     if opts.get("spin"):
         while True:
             pass
@@ -114,7 +120,8 @@ def main() -> int:
         print("this is not JSON")
         return 0
     if opts.get("badinput"):
-        print(json.dumps({"verdict": "unknown", "status": "error", "reason": f"{path}:1:1: bad", "file": str(path)}))
+        bad = {"verdict": "unknown", "status": "error", "reason": f"{path}:1:1: bad", "file": str(path)}
+        print(json.dumps(bad))
         return 2
     data = _answer(path, text, opts, invariant_args)
     print(json.dumps(data))

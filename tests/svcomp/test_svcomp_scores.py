@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from quokka.svcomp.scores import Category, categorize, error_status, score, tally, verdict_of
 
 

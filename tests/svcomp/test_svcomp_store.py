@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from quokka.svcomp.store import ResultRow, RunInfo, Store, StoreError, content_key
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from svcomp_helpers import BENCHMARKS, make_set
-
 from quokka.svcomp.tasks import Published, load_tasks
+from svcomp_helpers import BENCHMARKS, make_set
 
 
 def test_task_yaml_gives_expected_verdict_data_model_and_program(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from .bmc_unroll import (
 
 ENGINE = "bmc"
 _FRONTIER_SHARE = 0.1  # at most this share of the time left goes to one completeness query
+_PREFERENCE_CAP_S = 5.0  # time for a nicer counterexample once one is found
 
 
 def check(
@@ -130,7 +131,17 @@ class _Session:
         if answer == z3.unknown:
             why = self.solver.reason_unknown()
             return unknown(ENGINE, f"solver gave up at k={self.bound}: {why}", watch.elapsed(), self.stats())
-        return self._unsafe(self._extract(self.solver.model()), watch)
+        return self._unsafe(self._extract(self._preferred_model()), watch)
+
+    def _preferred_model(self) -> z3.ModelRef:
+        """The last model, or one where uninitialised locals are 0 if there is one (quickly)."""
+        model = self.solver.model()
+        if not any(h.stmt.origin == "uninitialised" for h in self.unroller.havocs):
+            return model
+        goal = [self._any_error, self.unroller.zero_uninitialised]
+        if self._check(goal, _PREFERENCE_CAP_S) == z3.sat:
+            return self.solver.model()
+        return model
 
     def _complete(self) -> bool:
         """Whether no path can run more than `bound` iterations of a loop."""

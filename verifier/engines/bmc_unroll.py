@@ -327,6 +327,8 @@ class Unroller:
         self.loops: list[LoopInstance] = []
         self.junctions: list[tuple[Junction, Sink]] = []
         self.array_fills: dict[int, z3.ExprRef] = {}
+        # Assumed when possible: a compiled replay zero-initialises locals.
+        self.zero_uninitialised: z3.BoolRef = fm.fresh("zinit")
 
     # --- driving
 
@@ -443,6 +445,8 @@ class Unroller:
         else:
             value = self._array_fill(s, ty)
             env[s.target] = z3.K(z3.IntSort(), value)
+        if s.origin == "uninitialised":
+            self.fm.add(z3.Implies(self.zero_uninitialised, value == 0))
         self.havocs.append(HavocSite(ctx.key, state.guard, value, s, ty))
         return SymState(state.guard, env)
 

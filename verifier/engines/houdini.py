@@ -21,7 +21,7 @@ import z3
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..ir import Binary, Expr, IntType, Program, free_vars
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
-from .inductive import Cti, cti_of, describe, solve
+from .inductive import Cti, cti_of, describe
 
 ENGINE = "houdini"
 
@@ -131,7 +131,8 @@ class _Houdini:
         while queue:
             edge = queue.popleft()
             if self._refine(edge):
-                queue.extend(e for e in self.enc.edges if e.src == edge.dst and e.dst != ERROR and e not in queue)
+                again = (e for e in self.enc.edges if e.src == edge.dst and e.dst != ERROR)
+                queue.extend(e for e in again if e not in queue)
             if self.budget.expired:
                 self.complete = False
                 return
@@ -209,7 +210,8 @@ def houdini(program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget
     h.fixpoint()
     stats = {"kept": sum(len(k) for k in h.kept.values()), "dropped": len(h.dropped)}
     if not h.complete:
-        result = unknown(ENGINE, "budget exhausted before the inductive subset was found", watch.elapsed(), stats)
+        why = "budget exhausted before the inductive subset was found"
+        result = unknown(ENGINE, why, watch.elapsed(), stats)
     else:
         failed = h.safety()
         if failed is None:

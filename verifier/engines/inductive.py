@@ -88,7 +88,9 @@ def state_names(program: Program, node: str) -> dict[str, str]:
     }
 
 
-def state_values(model: z3.ModelRef, env: Mapping[str, z3.ExprRef], names: Mapping[str, str]) -> dict[str, int]:
+def state_values(
+    model: z3.ModelRef, env: Mapping[str, z3.ExprRef], names: Mapping[str, str]
+) -> dict[str, int]:
     out = {}
     for ir, shown in names.items():
         if ir in env:
@@ -124,7 +126,9 @@ def describe(enc: Encoding, edge: Edge, cti: Cti | None = None) -> str:
 # ----------------------------------------------------------------------------- queries
 
 
-def solve(assertions: Sequence[z3.BoolRef], budget: Budget) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+def solve(
+    assertions: Sequence[z3.BoolRef], budget: Budget
+) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
     """Check `assertions` in a fresh solver within `budget`: (result, model if sat, reason if unknown)."""
     if budget.expired:
         return z3.unknown, None, "budget exhausted"
@@ -200,7 +204,8 @@ def prove_with(program: Program, invariants: Mapping[str, Expr], budget: Budget)
     try:
         obligations = check(program, invariants, budget)
     except (EngineError, KeyError, TypeError, z3.Z3Exception) as exc:
-        return unknown(ENGINE, f"could not check the invariants: {type(exc).__name__}: {exc}", watch.elapsed())
+        why = f"could not check the invariants: {type(exc).__name__}: {exc}"
+        return unknown(ENGINE, why, watch.elapsed())
     stats = {"obligations": len(obligations.items), "failed": len(obligations.failed)}
     if not obligations.all_valid:
         return unknown(ENGINE, obligations.summary(), watch.elapsed(), stats)

@@ -5,12 +5,14 @@ re-checked by `inductive.prove_with`; a certificate that does not check is UNKNO
 UNSAFE: only with the havoc inputs in execution order, found by solving the path of edges
 along Spacer's derivation (rule names `e<i>`); otherwise UNKNOWN.
 
-Default parameters: see `DEFAULT_PARAMS` (measurements in its comment).
+Settings: see `SCHEDULE` (measurements in the comment above it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 import z3
 
@@ -23,16 +25,23 @@ from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "spacer"
 
-# Measured with `scripts/measure_spacer.py` (see the report in its docstring).
-DEFAULT_PARAMS: Mapping[str, object] = {
-    "spacer.use_iuc": False,
-}
-
+IUC: Mapping[str, object] = {"spacer.use_iuc": True}
+NO_IUC: Mapping[str, object] = {"spacer.use_iuc": False}
 NO_INLINING: Mapping[str, object] = {
     "xform.inline_linear": False,
     "xform.inline_eager": False,
     "xform.slice": False,
 }
+
+# Neither setting dominates (tests/engines/spacer_sweep.py, 8 s cap, one task at a time):
+# interpolating cores (`use_iuc`, Z3's default) solve linear code2inv tasks that time out
+# without them, and `use_iuc=False` solves polynomial nla tasks (cohencu, hard2, ps2) that
+# time out with them; inlining on/off changes little (see `SWEEP` below). So `solve` runs
+# the two in turns with geometrically growing slices: 1 s each, then 3 s, 9 s, ...
+SCHEDULE: tuple[tuple[str, Mapping[str, object]], ...] = (("iuc", IUC), ("no-iuc", NO_IUC))
+FIRST_SLICE_S = 1.0
+GROWTH = 3.0
+CHECK_MIN_S = 5.0  # time allowed to re-check a certificate found just before the deadline
 
 
 def solve(
@@ -44,17 +53,60 @@ def solve(
 ) -> EngineResult:
     """Spacer on `program`; SAFE results carry invariants that passed `inductive.prove_with`.
 
-    `check=False` skips that re-check (for callers that check a combined certificate).
+    `params` (Fixedpoint parameters) runs one configuration for the whole budget instead of
+    the `SCHEDULE`; `check=False` skips the re-check (for callers that check a combined
+    certificate themselves).
     """
     watch = Stopwatch()
     enc = encoding or encode(program)
     system = chc.build(enc)
-    settings = {**DEFAULT_PARAMS, **(params or {})}
-    fp = chc.fixedpoint(system, {**settings, "timeout": budget.z3_timeout_ms()})
+    attempts: list[str] = []
+    last = unknown(ENGINE, "budget exhausted before spacer ran")
+    for name, settings, piece in _slices(params, budget):
+        last = _attempt(program, enc, system, settings, piece, budget, check)
+        attempts.append(f"{name} {last.time_s:.1f}s: {last.status.value}")
+        if last.status is not Status.UNKNOWN or last.stats.get("reachable"):
+            break
+    stats = {**last.stats, "attempts": attempts}
+    return EngineResult(ENGINE, last.status, last.reason, last.invariants, last.inputs,
+                        watch.elapsed(), stats)
+
+
+def _slices(params: Mapping[str, object] | None, budget: Budget
+            ) -> Iterator[tuple[str, Mapping[str, object], Budget]]:
+    if params is not None:
+        yield "custom", params, budget
+        return
+    length = FIRST_SLICE_S
+    while True:
+        for name, settings in SCHEDULE:
+            left = budget.remaining()
+            if left <= 0:
+                return
+            yield name, settings, budget if left < 1.5 * length else budget.sub(length)
+        length *= GROWTH
+
+
+def _attempt(program: Program, enc: Encoding, system: chc.ChcSystem, settings: Mapping[str, object],
+             piece: Budget, budget: Budget, check: bool) -> EngineResult:
+    """One Spacer run; a model that inlined predicates away may hide invariants behind
+    quantifiers that `qe` cannot remove (nonlinear ones), so then it runs again without inlining."""
+    result = _run(program, enc, system, settings, piece, budget, check)
+    if result.stats.get("unexpressible") and any(settings.get(k) is not False for k in NO_INLINING):
+        again = _run(program, enc, system, {**settings, **NO_INLINING}, piece, budget, check)
+        return replace(again, time_s=result.time_s + again.time_s)
+    return result
+
+
+def _run(program: Program, enc: Encoding, system: chc.ChcSystem, settings: Mapping[str, object],
+         piece: Budget, budget: Budget, check: bool) -> EngineResult:
+    watch = Stopwatch()
+    fp = chc.fixedpoint(system, {**settings, "timeout": piece.z3_timeout_ms()})
     answer, why = query(fp, system)
-    stats = {"params": dict(settings), "levels": _levels(fp, system)}
+    stats: dict[str, object] = {"params": dict(settings), "levels": _levels(fp, system)}
     if answer == z3.unsat:
-        return _safe(program, system, fp, budget, watch, stats, check)
+        check_budget = Budget.of(max(budget.remaining(), CHECK_MIN_S))
+        return _safe(program, system, fp, check_budget, watch, stats, check)
     if answer == z3.sat:
         return _unsafe(enc, fp, budget, watch, stats)
     return unknown(ENGINE, why, watch.elapsed(), stats)
@@ -77,11 +129,72 @@ def _levels(fp: z3.Fixedpoint, system: chc.ChcSystem) -> dict[str, int]:
 
 
 def invariants_of(system: chc.ChcSystem, fp: z3.Fixedpoint) -> dict[str, z3.BoolRef]:
-    """Each loop's invariant from Spacer's model, over the pre-state constants."""
+    """Each loop's invariant from Spacer's model, over the pre-state constants (quantifier-free).
+
+    The model is read from `get_answer()`, which also covers predicates that Spacer's
+    preprocessing inlined away (their `get_cover_delta` is just `true`).
+    """
+    answer = _answer_definitions(fp.get_answer(), system)
     out = {}
     for loop, pred in system.preds.items():
-        cover = fp.get_cover_delta(-1, pred)
-        out[loop] = z3.substitute_vars(cover, *system.pre_args(loop))
+        if loop in answer:
+            formula = answer[loop]
+        else:
+            formula = z3.substitute_vars(fp.get_cover_delta(-1, pred), *system.pre_args(loop))
+        out[loop] = eliminate_quantifiers(formula)
+    return out
+
+
+def _answer_definitions(answer: z3.ExprRef, system: chc.ChcSystem) -> dict[str, z3.BoolRef]:
+    """loop -> its predicate's definition in `answer` (conjuncts `forall xs. P(xs) == body`)."""
+    by_name = {pred.name(): loop for loop, pred in system.preds.items()}
+    out = {}
+    for part in answer.children() if z3.is_and(answer) else [answer]:
+        body = part.body() if z3.is_quantifier(part) and part.is_forall() else part
+        defined = _definition(body, by_name)
+        if defined is not None:
+            head, value = defined
+            loop = by_name[head.decl().name()]
+            indices = [z3.get_var_index(a) for a in head.children()]
+            if sorted(indices) == list(range(len(indices))):
+                slots = dict(zip(indices, system.pre_args(loop), strict=True))
+                out[loop] = z3.substitute_vars(value, *[slots[i] for i in range(len(indices))])
+    return out
+
+
+def _definition(body: z3.ExprRef, preds: Mapping[str, str]) -> tuple[z3.ExprRef, z3.BoolRef] | None:
+    def is_head(t: z3.ExprRef) -> bool:
+        return z3.is_app(t) and t.decl().name() in preds and all(z3.is_var(a) for a in t.children())
+
+    if is_head(body):
+        return body, z3.BoolVal(True)
+    if z3.is_not(body) and is_head(body.arg(0)):
+        return body.arg(0), z3.BoolVal(False)
+    if z3.is_eq(body) and is_head(body.arg(0)):
+        return body.arg(0), body.arg(1)
+    return None
+
+
+def eliminate_quantifiers(formula: z3.BoolRef) -> z3.BoolRef:
+    """`formula` without quantifiers where Z3's `qe` manages (Spacer's models may project with `exists`)."""
+    if not any(z3.is_quantifier(t) for t in _subterms(formula)):
+        return formula
+    goals = z3.Then(z3.Tactic("qe"), z3.Tactic("simplify"))(formula)
+    return z3.Or([g.as_expr() for g in goals]) if len(goals) != 1 else goals[0].as_expr()
+
+
+def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
+    seen: set[int] = set()
+    out, stack = [], [t]
+    while stack:
+        e = stack.pop()
+        if e.get_id() not in seen:
+            seen.add(e.get_id())
+            out.append(e)
+            if z3.is_app(e):
+                stack.extend(e.children())
+            elif z3.is_quantifier(e):
+                stack.append(e.body())
     return out
 
 
@@ -96,14 +209,16 @@ def _safe(program: Program, system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Bu
     try:
         invariants = invariants_to_ir(program, invariants_of(system, fp))
     except Unsupported as exc:
-        return unknown(ENGINE, f"spacer proved safety, but its invariant is not expressible: {exc}",
-                       watch.elapsed(), stats)
+        stats["unexpressible"] = True
+        why = f"spacer proved safety, but its invariant is not expressible: {exc}"
+        return unknown(ENGINE, why, watch.elapsed(), stats)
     if check:
         checked = inductive.prove_with(program, invariants, budget)
         if checked.status is not Status.SAFE:
-            return unknown(ENGINE, f"spacer's invariants did not check: {checked.reason}", watch.elapsed(), stats)
-    return EngineResult(ENGINE, Status.SAFE, "spacer found inductive invariants", invariants, None,
-                        watch.elapsed(), stats)
+            why = f"spacer's invariants did not check: {checked.reason}"
+            return unknown(ENGINE, why, watch.elapsed(), stats)
+    reason = "spacer found inductive invariants"
+    return EngineResult(ENGINE, Status.SAFE, reason, invariants, None, watch.elapsed(), stats)
 
 
 # ----------------------------------------------------------------------------- UNSAFE
@@ -111,12 +226,12 @@ def _safe(program: Program, system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Bu
 
 def _unsafe(enc: Encoding, fp: z3.Fixedpoint, budget: Budget, watch: Stopwatch,
             stats: dict[str, object]) -> EngineResult:
-    path = trace_edges(enc, fp.get_rule_names_along_trace())
-    if path is None:
-        path = _retrace(enc, budget)
-    inputs = path_inputs(enc, path, budget) if path is not None else None
-    if inputs is None:
-        return unknown(ENGINE, "spacer found the error reachable but produced no input", watch.elapsed(), stats)
+    path = trace_edges(enc, fp.get_rule_names_along_trace()) or _retrace(enc, budget)
+    inputs = path_inputs(enc, path, budget) if path else None
+    if path is None or inputs is None:
+        stats["reachable"] = True
+        why = "spacer found the error reachable but produced no input"
+        return unknown(ENGINE, why, watch.elapsed(), stats)
     reason = f"spacer found the error reachable along {len(path)} edges"
     return EngineResult(ENGINE, Status.UNSAFE, reason, {}, inputs, watch.elapsed(), stats)
 
@@ -124,7 +239,7 @@ def _unsafe(enc: Encoding, fp: z3.Fixedpoint, budget: Budget, watch: Stopwatch,
 def _retrace(enc: Encoding, budget: Budget) -> list[Edge] | None:
     """Ask again without rule inlining, so that the trace names the original rules."""
     system = chc.build(enc)
-    fp = chc.fixedpoint(system, {**DEFAULT_PARAMS, **NO_INLINING, "timeout": budget.z3_timeout_ms()})
+    fp = chc.fixedpoint(system, {**NO_IUC, **NO_INLINING, "timeout": budget.z3_timeout_ms()})
     if query(fp, system)[0] != z3.sat:
         return None
     return trace_edges(enc, fp.get_rule_names_along_trace())
@@ -139,29 +254,40 @@ def trace_edges(enc: Encoding, names: Sequence[str]) -> list[Edge] | None:
         if not (name.startswith("e") and name[1:].isdigit() and int(name[1:]) < len(enc.edges)):
             return None
         path.append(enc.edges[int(name[1:])])
-    connected = all(a.dst == b.src for a, b in zip(path, path[1:], strict=False))
+    connected = all(a.dst == b.src for a, b in itertools.pairwise(path))
     if not path or path[0].src != ENTRY or path[-1].dst != ERROR or not connected:
         return None
     return path
 
 
-def path_inputs(enc: Encoding, path: Sequence[Edge], budget: Budget) -> tuple[int, ...] | None:
-    """The havoc values, in execution order, of an execution along `path` (None if none found)."""
+Havocs = list[tuple[z3.BoolRef, z3.ExprRef]]
+
+
+def _chain(enc: Encoding, path: Sequence[Edge]) -> tuple[list[z3.BoolRef], Havocs]:
+    """The path formula of `path` (one guard per edge, states passed along, havocs renamed per
+    step) and every havoc on it as (when it runs, its value), in execution order."""
     state: dict[str, z3.ExprRef] = dict(enc.pre)
-    guards, steps = [], []
+    guards: list[z3.BoolRef] = []
+    havocs: Havocs = []
     for i, edge in enumerate(path):
         renaming = [(site.const, z3.FreshConst(site.const.sort(), f"s{i}")) for site in edge.havocs]
         subst = [(enc.pre[v], state[v]) for v in enc.pre if not state[v].eq(enc.pre[v])] + renaming
-        guards.append(z3.substitute(edge.guard, *subst) if subst else edge.guard)
-        steps.append([(site, z3.substitute(site.guard, *subst) if subst else site.guard, new)
-                      for site, (_, new) in zip(edge.havocs, renaming, strict=True)])
-        state = {v: z3.substitute(t, *subst) if subst else t for v, t in edge.post.items()}
+        guards.append(z3.substitute(edge.guard, *subst))
+        for site, (_, new) in zip(edge.havocs, renaming, strict=True):
+            havocs.append((z3.substitute(site.guard, *subst), new))
+        state = {v: z3.substitute(t, *subst) for v, t in edge.post.items()}
+    return guards, havocs
+
+
+def path_inputs(enc: Encoding, path: Sequence[Edge], budget: Budget) -> tuple[int, ...] | None:
+    """The havoc values, in execution order, of an execution along `path` (None if none found)."""
+    guards, havocs = _chain(enc, path)
     result, model, _ = inductive.solve(guards, budget)
     if result != z3.sat or model is None:
         return None
     inputs = []
-    for site, guard, value in (s for step in steps for s in step):
-        if z3.is_true(model.eval(guard, model_completion=True)):
+    for runs, value in havocs:
+        if z3.is_true(model.eval(runs, model_completion=True)):
             if not z3.is_int(value):
                 return None  # an array havoc: the interpreter draws its elements lazily
             inputs.append(model.eval(value, model_completion=True).as_long())

@@ -24,6 +24,9 @@ from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "twoquery"
 _GRACE_S = 2.0  # how long to wait past the deadline for a child's answer
+_CHECK_MIN_S = 5.0  # time allowed to check a certificate found just before the deadline
+
+Running = Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]]
 
 
 # ----------------------------------------------------------------------------- programs
@@ -69,7 +72,7 @@ def assert_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
 def _child(program: Program, deadline: float, conn: mpc.Connection) -> None:
     try:
         conn.send(spacer.solve(program, Budget(deadline), check=False))
-    except Exception as exc:  # noqa: BLE001 - reported to the parent as UNKNOWN
+    except Exception as exc:  # reported to the parent as UNKNOWN
         conn.send(unknown(spacer.ENGINE, f"spacer failed: {type(exc).__name__}: {exc}"))
     finally:
         conn.close()
@@ -79,6 +82,7 @@ def _solve_both(assume: Program, asserted: Program, budget: Budget) -> dict[str,
     """Spacer on both programs in parallel; stops early when one answer already decides."""
     ctx = mp.get_context("fork")
     running: dict[str, tuple[mp.process.BaseProcess, mpc.Connection]] = {}
+    proc: mp.process.BaseProcess
     for name, prog in (("assume", assume), ("assert", asserted)):
         parent, child = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_child, args=(prog, budget.deadline, child), daemon=True)
@@ -97,21 +101,29 @@ def _solve_both(assume: Program, asserted: Program, budget: Budget) -> dict[str,
     return results
 
 
-def _collect(running: Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]],
-             results: dict[str, EngineResult], budget: Budget) -> None:
-    by_conn = {conn: name for name, (_, conn) in running.items()}
-    while by_conn:
-        ready = mpc.wait(list(by_conn), timeout=budget.remaining() + _GRACE_S)
+def _collect(running: Running, results: dict[str, EngineResult], budget: Budget) -> None:
+    pending = dict(running)
+    while pending:
+        ready = mpc.wait([conn for _, conn in pending.values()], timeout=budget.remaining() + _GRACE_S)
         if not ready:
             return
-        for conn in ready:
-            name = by_conn.pop(conn)  # type: ignore[call-overload]
-            try:
-                results[name] = conn.recv()  # type: ignore[union-attr]
-            except (EOFError, OSError):
-                results[name] = unknown(spacer.ENGINE, "spacer process ended without an answer")
+        for name, (_, conn) in list(pending.items()):
+            if conn not in ready:
+                continue
+            del pending[name]
+            results[name] = _receive(conn)
             if results[name].status is not Status.SAFE:
                 return
+
+
+def _receive(conn: mpc.Connection) -> EngineResult:
+    try:
+        message = conn.recv()
+    except (EOFError, OSError):
+        return unknown(spacer.ENGINE, "spacer process ended without an answer")
+    if not isinstance(message, EngineResult):
+        return unknown(spacer.ENGINE, f"unexpected answer {type(message).__name__}")
+    return message
 
 
 # ----------------------------------------------------------------------------- the check
@@ -148,14 +160,16 @@ def check_many(program: Program, candidates: Mapping[str, Expr], budget: Budget)
         why = f"the error is reachable even with the candidate assumed ({assume.reason})"
         return EngineResult(ENGINE, Status.UNSAFE, why, {}, assume.inputs, watch.elapsed(), stats)
     if asserted is not None and asserted.status is Status.UNSAFE:
-        return unknown(ENGINE, "the candidate is not an invariant (assert query failed)", watch.elapsed(), stats)
+        why = "the candidate is not an invariant (assert query failed)"
+        return unknown(ENGINE, why, watch.elapsed(), stats)
     if assume is None or asserted is None or not (assume.safe and asserted.safe):
         why = "; ".join(f"{k} query: {r.reason}" for k, r in results.items() if not r.safe) or "timeout"
         return unknown(ENGINE, why, watch.elapsed(), stats)
     certificate = _certificate(program, candidates, assume, asserted)
-    checked = inductive.prove_with(program, certificate, Budget.of(max(budget.remaining(), 5.0)))
+    checked = inductive.prove_with(program, certificate, Budget.of(max(budget.remaining(), _CHECK_MIN_S)))
     if checked.status is not Status.SAFE:
-        return unknown(ENGINE, f"the combined certificate did not check: {checked.reason}", watch.elapsed(), stats)
+        why = f"the combined certificate did not check: {checked.reason}"
+        return unknown(ENGINE, why, watch.elapsed(), stats)
     reason = "both queries proved by spacer; the combined invariants are inductive"
     return EngineResult(ENGINE, Status.SAFE, reason, certificate, None, watch.elapsed(), stats)
 

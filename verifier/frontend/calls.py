@@ -7,18 +7,21 @@ location whatever their body is. Builtins apply to functions that are only decla
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pycparser import c_ast
 
 from .. import cexpr
 from ..errors import FrontendError, UnsupportedFeature
-from ..ir import INT, Assert, Assume, Const, Expr, Havoc, IntType, Scope, Stmt, Unary, Var
+from ..ir import INT, Assert, Assume, Binary, Const, Expr, Havoc, IntType, Scope, Stmt, Unary, Var
 from .ctype import CType, Signature
 from .expr import ExprLowerer
 from .state import LowerState
 
-ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", "__assert_fail", "__assert_perror_fail", "__assert"})
+ERROR_FUNCTIONS = frozenset(
+    {"reach_error", "__VERIFIER_error", "__assert_fail", "__assert_perror_fail", "__assert"}
+)
 ASSUME_FUNCTIONS = frozenset({"__VERIFIER_assume", "assume_abort_if_not", "assume", "__CPROVER_assume"})
 ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", "assert", "__quokka_assert"})
 EXIT_FUNCTIONS = frozenset({"abort", "exit", "_Exit", "_exit"})
@@ -26,17 +29,48 @@ NOOP_FUNCTIONS = frozenset({"__VERIFIER_atomic_begin", "__VERIFIER_atomic_end"})
 ABS_FUNCTIONS = {"abs": "int", "labs": "long", "llabs": "long long"}
 NONDET_PREFIX = "__VERIFIER_nondet_"
 NONDET_TYPES = {
-    "int": "int", "uint": "unsigned int", "unsigned": "unsigned int", "unsigned_int": "unsigned int",
-    "short": "short", "ushort": "unsigned short", "char": "char", "uchar": "unsigned char",
-    "schar": "signed char", "long": "long", "ulong": "unsigned long", "longlong": "long long",
-    "ulonglong": "unsigned long long", "bool": "_Bool", "_Bool": "_Bool", "u8": "unsigned char",
-    "u16": "unsigned short", "u32": "unsigned int", "u64": "unsigned long long", "s8": "signed char",
-    "s16": "short", "s32": "int", "s64": "long long", "loff_t": "long long", "int8_t": "signed char",
-    "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short", "int32_t": "int",
-    "uint32_t": "unsigned int", "int64_t": "long long", "uint64_t": "unsigned long long",
+    "int": "int",
+    "uint": "unsigned int",
+    "unsigned": "unsigned int",
+    "unsigned_int": "unsigned int",
+    "short": "short",
+    "ushort": "unsigned short",
+    "char": "char",
+    "uchar": "unsigned char",
+    "schar": "signed char",
+    "long": "long",
+    "ulong": "unsigned long",
+    "longlong": "long long",
+    "ulonglong": "unsigned long long",
+    "bool": "_Bool",
+    "_Bool": "_Bool",
+    "u8": "unsigned char",
+    "u16": "unsigned short",
+    "u32": "unsigned int",
+    "u64": "unsigned long long",
+    "s8": "signed char",
+    "s16": "short",
+    "s32": "int",
+    "s64": "long long",
+    "loff_t": "long long",
+    "int8_t": "signed char",
+    "uint8_t": "unsigned char",
+    "int16_t": "short",
+    "uint16_t": "unsigned short",
+    "int32_t": "int",
+    "uint32_t": "unsigned int",
+    "int64_t": "long long",
+    "uint64_t": "unsigned long long",
 }
-NONDET_UNSUPPORTED = {"float": "floating point", "double": "floating point", "pointer": "pointer",
-                      "charp": "pointer", "pchar": "pointer", "const_char_pointer": "pointer"}
+NONDET_ALIASES = {"unknown": "int"}  # code2inv's nondeterministic condition
+NONDET_UNSUPPORTED = {
+    "float": "floating point",
+    "double": "floating point",
+    "pointer": "pointer",
+    "charp": "pointer",
+    "pchar": "pointer",
+    "const_char_pointer": "pointer",
+}
 
 
 def ends_with_return(body: Any) -> bool:
@@ -47,13 +81,16 @@ def ends_with_return(body: Any) -> bool:
 class CallLowerer(ExprLowerer):
     """Expression lowering plus calls; `function_body` (statements) comes from a subclass."""
 
-    def __init__(self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]) -> None:
+    def __init__(
+        self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]
+    ) -> None:
         super().__init__(st)
         self.functions = functions
         self.prototypes = prototypes
 
-    def function_body(self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr],
-                      ret: Var | None, coord: Any) -> list[Stmt]:
+    def function_body(
+        self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
+    ) -> list[Stmt]:
         raise NotImplementedError
 
     def call(self, node: c_ast.FuncCall, out: list[Stmt], want: bool) -> Expr | None:
@@ -72,21 +109,23 @@ class CallLowerer(ExprLowerer):
 
     # ------------------------------------------------------------------ builtins
 
-    def builtin(self, name: str, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool) -> Expr | None:
+    def builtin(
+        self, name: str, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool
+    ) -> Expr | None:
         coord = self.st.coord(node)
-        if name.startswith(NONDET_PREFIX):
+        if name.startswith(NONDET_PREFIX) or name in NONDET_ALIASES:
             self._arity(node, name, args, 0)
             return self.nondet(name, node, out)
         if name in ASSUME_FUNCTIONS or name in ASSERT_FUNCTIONS:
             self._arity(node, name, args, 1)
-            cond = self.builtin_args(name, args, out)[0]
+            cond = self.builtin_args(name, node, args, out)[0]
             if name in ASSUME_FUNCTIONS:
                 out.append(Assume(cond, coord))
             else:
                 out.append(Assert(cond, coord, self.st.site or coord))
             return None
         if name in EXIT_FUNCTIONS:
-            self.builtin_args(name, args, out)
+            self.builtin_args(name, node, args, out)
             out.append(Assume(Const(0, INT), coord))
             return None
         if name in NOOP_FUNCTIONS:
@@ -95,6 +134,7 @@ class CallLowerer(ExprLowerer):
             self._arity(node, name, args, 1)
             return self.absolute(name, node, args, out)
         if name in self.prototypes:
+            self.signature_of(name, node)
             raise UnsupportedFeature(coord, "call to a function without a body", name)
         raise UnsupportedFeature(coord, "call to an undeclared function", name)
 
@@ -102,26 +142,35 @@ class CallLowerer(ExprLowerer):
         if len(args) != n:
             raise FrontendError(self.st.coord(node), f"{name} takes {n} argument(s), got {len(args)}")
 
-    def signature_of(self, name: str) -> Signature | None:
+    def signature_of(self, name: str, node: Any) -> Signature | None:
+        """The declared signature of `name` (None if undeclared), unsupported types located at the call."""
         proto = self.prototypes.get(name)
-        return None if proto is None else self.types.signature(proto)
+        if proto is None:
+            return None
+        try:
+            return self.types.signature(proto)
+        except UnsupportedFeature as exc:
+            raise UnsupportedFeature(self.st.coord(node), exc.feature, f"call to {name}") from None
 
-    def builtin_args(self, name: str, args: list[Any], out: list[Stmt]) -> list[Expr]:
+    def builtin_args(self, name: str, node: Any, args: list[Any], out: list[Stmt]) -> list[Expr]:
         """Argument values, converted to the declared parameter types when a prototype exists."""
+        sig = self.signature_of(name, node)
         values = self.arguments(args, out)
-        sig = self.signature_of(name)
         if sig is None or sig.params is None:
             return values
         params = sig.params
-        return [self._convert_arg(v, params[i][1], name) if i < len(params) else v for i, v in enumerate(values)]
+        return [
+            self._convert_arg(v, params[i][1], name, node) if i < len(params) else v
+            for i, v in enumerate(values)
+        ]
 
-    def _convert_arg(self, value: Expr, ty: CType, name: str) -> Expr:
+    def _convert_arg(self, value: Expr, ty: CType, name: str, node: Any) -> Expr:
         if not isinstance(ty, IntType):
-            raise FrontendError(None, f"parameter of {name} has type {ty.name}")
+            raise FrontendError(self.st.coord(node), f"parameter of {name} has type {ty.name}")
         try:
             return cexpr.convert(value, ty)
         except TypeError:
-            raise UnsupportedFeature(None, "pointer (array used as a value)", name) from None
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)", name) from None
 
     def arguments(self, args: list[Any], out: list[Stmt]) -> list[Expr]:
         """Argument values left to right; earlier ones are saved if later ones write what they read."""
@@ -135,8 +184,8 @@ class CallLowerer(ExprLowerer):
 
     def nondet(self, name: str, node: Any, out: list[Stmt]) -> Expr:
         coord = self.st.coord(node)
-        sig = self.signature_of(name)
-        suffix = name[len(NONDET_PREFIX):]
+        sig = self.signature_of(name, node)
+        suffix = NONDET_ALIASES.get(name) or name[len(NONDET_PREFIX) :]
         ty: CType
         if sig is not None:
             ty = sig.ret
@@ -160,10 +209,72 @@ class CallLowerer(ExprLowerer):
         neg = self.record(Unary("-", x, ty), node)
         return cexpr.conditional(self.st.ct, self.binary("<", x, Const(0, INT), node), neg, x)
 
+    # ------------------------------------------------------------------ sqrt
+
+    def converted(self, node: Any, ty: IntType, out: list[Stmt]) -> Expr:
+        """As `ExprLowerer.converted`; `int_var = sqrt(int_expr)` is lowered exactly (see `int_sqrt`)."""
+        inner, target = node, ty
+        if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.FuncCall):
+            cast_to = self.types.resolve(node.to_type)
+            if isinstance(cast_to, IntType):
+                inner, target = node.expr, cast_to
+        if self._is_libm_sqrt(inner) and not target.is_bool:
+            root = self.int_sqrt(inner, target, out)
+            if root is not None:
+                return cexpr.convert(root, ty)
+        return super().converted(node, ty, out)
+
+    def _is_libm_sqrt(self, node: Any) -> bool:
+        if not (isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID)):
+            return False
+        proto = self.prototypes.get(node.name.name)
+        if node.name.name != "sqrt" or "sqrt" in self.functions or proto is None:
+            return False
+        ret = getattr(proto.type, "type", None)
+        return isinstance(ret, c_ast.IdentifierType) and ret.names == ["double"]
+
+    def int_sqrt(self, node: c_ast.FuncCall, ty: IntType, out: list[Stmt]) -> Expr | None:
+        """`(ty) sqrt(n)` for an integer n of at most 32 bits, where double arithmetic is exact.
+
+        The result is a fresh value r of `ty` with r*r <= n < (r+1)*(r+1) (computed in long long,
+        which the IR treats as mathematical); when C leaves the conversion undefined (n < 0, or a
+        root that does not fit `ty`) any value is allowed.
+        """
+        args = list(node.args.exprs) if node.args else []
+        if len(args) != 1:
+            return None
+        arg = self.value(args[0], out)
+        aty = cexpr.int_type(arg)
+        if aty.bits > 32:
+            return None
+        ll = self.st.ct.named("long long")
+        n = cexpr.convert(arg, ll)
+        root = self.st.temp(ty, "sqrt")
+        out.append(Havoc(root.name, self.st.coord(node), "sqrt"))
+        r = cexpr.convert(root, ll)
+        r1 = Binary("+", r, Const(1, ll), ll)
+        exact = Binary(
+            "&&",
+            Binary("<=", Binary("*", r, r, ll), n, INT),
+            Binary("<", n, Binary("*", r1, r1, ll), INT),
+            INT,
+        )
+        options: list[Expr] = [exact]
+        if aty.signed:
+            options.append(Binary("<", n, Const(0, ll), INT))
+        if math.isqrt(aty.max) > ty.max:
+            options.append(Binary(">=", n, Const((ty.max + 1) ** 2, ll), INT))
+        cond = options[0]
+        for extra in options[1:]:
+            cond = Binary("||", cond, extra, INT)
+        out.append(Assume(cond, self.st.coord(node)))
+        return root
+
     # ------------------------------------------------------------------ inlining
 
-    def inline(self, fdef: c_ast.FuncDef, node: c_ast.FuncCall, args: list[Any],
-               out: list[Stmt], want: bool) -> Expr | None:
+    def inline(
+        self, fdef: c_ast.FuncDef, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool
+    ) -> Expr | None:
         name: str = fdef.decl.name
         coord = self.st.coord(node)
         if name in self.st.call_stack:
@@ -186,4 +297,6 @@ class CallLowerer(ExprLowerer):
         if sig.variadic:
             raise UnsupportedFeature(self.st.coord(node), "variadic function", name)
         if sig.params is not None and len(args) != len(sig.params):
-            raise FrontendError(self.st.coord(node), f"{name} takes {len(sig.params)} argument(s), got {len(args)}")
+            raise FrontendError(
+                self.st.coord(node), f"{name} takes {len(sig.params)} argument(s), got {len(args)}"
+            )

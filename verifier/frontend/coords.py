@@ -25,7 +25,9 @@ _TOKEN = re.compile(
     | \S""",
     re.VERBOSE,
 )
-_COMMENT_OR_LITERAL = re.compile(r"""//[^\n]*|/\*.*?\*/|/\*.*\Z|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
+_COMMENT_OR_LITERAL = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|/\*.*\Z|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S
+)
 _MARKER = re.compile(r'#\s*(?:line\s+)?(\d+)\s+"((?:\\.|[^"\\])*)"')
 
 

@@ -11,9 +11,8 @@ from typing import Any
 
 from pycparser import c_ast
 
-from ..cexpr import CTypes
 from ..errors import FrontendError, UnsupportedFeature
-from ..ir import ArrayType, IntType, Type
+from ..ir import ArrayType, IntType
 from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding
 
 MAX_ARRAY = 1 << 24
@@ -87,7 +86,7 @@ class TypeResolver:
             raise self.unsupported(node, "function pointer")
         if isinstance(node, c_ast.AttributedType):
             return self.resolve(node.type)
-        raise self.unsupported(node, f"type {type(node).__name__}")
+        return self.base(node)
 
     def integer(self, node: Any, what: str) -> IntType:
         ty = self.resolve(node)
@@ -129,7 +128,9 @@ class TypeResolver:
             try:
                 return self.resolve(binding.node)
             except UnsupportedFeature as exc:
-                raise UnsupportedFeature(self.st.coord(node), exc.feature, f"through typedef {name}") from None
+                raise UnsupportedFeature(
+                    self.st.coord(node), exc.feature, f"through typedef {name}"
+                ) from None
         if isinstance(binding, PoisonBinding):
             raise binding.error
         raise self.unsupported(node, f"type {name}")
@@ -142,7 +143,10 @@ class TypeResolver:
             raise self.unsupported(node, f"array of {elem.name}")
         if node.dim is None:
             return ArrayType(elem, None)
-        size = self.const_eval(node.dim)
+        try:
+            size = self.const_eval(node.dim)
+        except FrontendError:
+            raise self.unsupported(node, "variable-length array") from None
         if size < 0 or size > MAX_ARRAY:
             raise FrontendError(self.st.coord(node), f"array size {size} out of range")
         return ArrayType(elem, size)

@@ -70,7 +70,7 @@ class ExprLowerer:
             c_ast.Constant: self._constant,
             c_ast.UnaryOp: self._unary,
             c_ast.BinaryOp: self._binary,
-            c_ast.Assignment: lambda n, out: self._assign(n, out, True),
+            c_ast.Assignment: self._assign_value,
             c_ast.TernaryOp: self._ternary,
             c_ast.Cast: self._cast,
             c_ast.FuncCall: self._call_value,
@@ -104,8 +104,14 @@ class ExprLowerer:
             self._ternary_effect(node, out)
         elif isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
             self._logic_effect(node, out)
+        elif isinstance(node, c_ast.Compound):
+            self.statement_expression(node, out)
         else:
             self.value(node, out)
+
+    def statement_expression(self, node: c_ast.Compound, out: list[Stmt]) -> None:
+        """GNU `({ ... })` whose value is unused (glibc's assert expands to one)."""
+        raise UnsupportedFeature(self.st.coord(node), "statement expression")
 
     def call(self, node: c_ast.FuncCall, out: list[Stmt], want: bool) -> Expr | None:
         """Lower a call; return its value (None for void or when `want` is False)."""
@@ -129,6 +135,14 @@ class ExprLowerer:
         finally:
             self.effects_error = saved
 
+    def converted(self, node: Any, ty: IntType, out: list[Stmt]) -> Expr:
+        """The value of `node` converted to `ty` (as by assignment)."""
+        value = self.value(node, out)
+        try:
+            return cexpr.convert(value, ty)
+        except TypeError:
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+
     def effect_error(self, node: Any, what: str) -> Exception:
         coord = self.st.coord(node)
         if self.effects_error is not None:
@@ -145,6 +159,7 @@ class ExprLowerer:
             c_ast.CompoundLiteral: "compound literal",
             c_ast.InitList: "initializer list in an expression",
             c_ast.GenericSelection: "_Generic",
+            c_ast.Compound: "statement expression used as a value",
         }
         feature = names.get(type(node), f"expression {type(node).__name__}")
         return UnsupportedFeature(self.st.coord(node), feature)
@@ -240,16 +255,38 @@ class ExprLowerer:
             return self.value(node, scratch).type
 
     def _binary(self, node: c_ast.BinaryOp, out: list[Stmt]) -> Expr:
-        # Left-deep chains (a || b || c ...) are walked iteratively, not recursively.
+        # Left-deep chains (a || b || c ...) are walked iteratively, not recursively, and runs of
+        # one logical operator become balanced trees (same meaning: && and || are associative).
         spine: list[c_ast.BinaryOp] = []
         n: Any = node
         while isinstance(n, c_ast.BinaryOp):
             spine.append(n)
             n = n.left
         acc = self.value(n, out)
+        run: list[Expr] = []
+        run_op = ""
         for b in reversed(spine):
-            acc = self._logic(b, acc, out) if b.op in ("&&", "||") else self._arith(b, acc, out)
-        return acc
+            if b.op in ("&&", "||"):
+                sub: list[Stmt] = []
+                right = self.value(b.right, sub)
+                if not sub and b.op == run_op:
+                    run.append(right)
+                    continue
+                acc = self._balanced(run_op, [acc, *run])
+                run, run_op = ([right], b.op) if not sub else ([], "")
+                if sub:
+                    acc = self._logic(b, acc, right, sub, out)
+            else:
+                acc = self._balanced(run_op, [acc, *run])
+                run, run_op = [], ""
+                acc = self._arith(b, acc, out)
+        return self._balanced(run_op, [acc, *run])
+
+    def _balanced(self, op: str, items: list[Expr]) -> Expr:
+        if len(items) == 1:
+            return items[0]
+        mid = len(items) // 2
+        return cexpr.binary(self.st.ct, op, self._balanced(op, items[:mid]), self._balanced(op, items[mid:]))
 
     def _arith(self, node: c_ast.BinaryOp, left: Expr, out: list[Stmt]) -> Expr:
         pos = len(out)
@@ -257,11 +294,8 @@ class ExprLowerer:
         left = self.protect(left, out, pos)
         return self.binary(node.op, left, right, node)
 
-    def _logic(self, node: c_ast.BinaryOp, left: Expr, out: list[Stmt]) -> Expr:
-        sub: list[Stmt] = []
-        right = self.value(node.right, sub)
-        if not sub:
-            return self.binary(node.op, left, right, node)
+    def _logic(self, node: c_ast.BinaryOp, left: Expr, right: Expr, sub: list[Stmt], out: list[Stmt]) -> Expr:
+        """`left op right` where evaluating `right` has side effects `sub` (run only when needed)."""
         t = self.st.temp(INT)
         out.append(Assign(t.name, self.truth(left), self.st.coord(node)))
         inner = (*sub, Assign(t.name, self.truth(right), self.st.coord(node)))
@@ -347,8 +381,7 @@ class ExprLowerer:
         if not self._is_array(array) and self._is_array(index_node):
             array, index_node = index_node, array
         if not self._is_array(array):
-            if isinstance(array, c_ast.ID):
-                self._id(array, out)
+            self.value(array, out)  # reports what the base is (string, pointer variable, ...)
             raise UnsupportedFeature(self.st.coord(node), "pointer (subscript of a non-array)")
         binding = self.st.scopes.lookup(array.name)
         assert isinstance(binding, VarBinding)
@@ -374,11 +407,16 @@ class ExprLowerer:
         except TypeError:
             raise UnsupportedFeature(coord, "pointer (array used as a value)") from None
 
+    def _assign_value(self, node: c_ast.Assignment, out: list[Stmt]) -> Expr:
+        result = self._assign(node, out, True)
+        assert result is not None
+        return result
+
     def _assign(self, node: c_ast.Assignment, out: list[Stmt], want: bool) -> Expr | None:
         self.check_effects_allowed(node, "an assignment")
         lv = self.lvalue(node.lvalue, out)
         pos = len(out)
-        rhs = self.value(node.rvalue, out)
+        rhs = self.converted(node.rvalue, lv.type, out) if node.op == "=" else self.value(node.rvalue, out)
         if lv.index is not None:
             lv = LValue(lv.var, self.protect(lv.index, out, pos))
         new = rhs if node.op == "=" else self.binary(node.op[:-1], lv.read(), rhs, node)

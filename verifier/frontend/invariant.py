@@ -31,17 +31,41 @@ _TOKEN = re.compile(
     | (?P<id>[A-Za-z_]\w*)
     | (?P<chr>'(?:\\.|[^'\\\n])*')
     | (?P<str>"(?:\\.|[^"\\\n])*")
-    | (?P<op><<=|>>=|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|->|[-+*/%&|^!~<>=?:,()\[\].{};])
+    | (?P<op>==>|<==>|<<=|>>=|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|->|[-+*/%&|^!~<>=?:,()\[\].{};])
     """,
     re.VERBOSE,
 )
-_PREC = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
-         "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_PREC = {
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "^": 4,
+    "&": 5,
+    "==": 6,
+    "!=": 6,
+    "<": 7,
+    ">": 7,
+    "<=": 7,
+    ">=": 7,
+    "<<": 8,
+    ">>": 8,
+    "+": 9,
+    "-": 9,
+    "*": 10,
+    "/": 10,
+    "%": 10,
+}
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _TYPE_WORDS = {"signed", "unsigned", "char", "short", "int", "long", "_Bool", "const", "volatile"}
 _TYPEDEFS = {
-    "int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short",
-    "int32_t": "int", "uint32_t": "unsigned int", "int64_t": "long long", "uint64_t": "unsigned long long",
+    "int8_t": "signed char",
+    "uint8_t": "unsigned char",
+    "int16_t": "short",
+    "uint16_t": "unsigned short",
+    "int32_t": "int",
+    "uint32_t": "unsigned int",
+    "int64_t": "long long",
+    "uint64_t": "unsigned long long",
     "bool": "_Bool",
 }
 
@@ -95,7 +119,7 @@ class _Parser:
     def expression(self) -> Any:
         """conditional-expression [, ...]; assignments are rejected."""
         node = self.binary(1)
-        kind, value, col = self.peek()
+        _, value, col = self.peek()
         if value == "?":
             self.take()
             then = self.expression()
@@ -115,6 +139,8 @@ class _Parser:
         left = self.unary()
         while True:
             kind, op, col = self.peek()
+            if op in ("==>", "<==>"):
+                raise self.error(f"{op} is not C: write an implication a ==> b as !(a) || (b)", col)
             prec = _PREC.get(op) if kind == "op" else None
             if prec is None or prec < min_prec:
                 return left
@@ -134,10 +160,15 @@ class _Parser:
         if value == "(":
             node = self.expression()
             self.expect(")")
+        elif kind == "id" and value == "sizeof":
+            return self.sizeof(col)
         elif kind == "id":
             node = c_ast.ID(value, self.coord(col))
+        elif kind == "num" and re.search(r"^[0-9]*\.|^[0-9]+[eE]|^0[xX].*[pP]", value):
+            raise self.error(f"floating-point constant {value} is not allowed (integers only)", col)
         elif kind == "num":
             node = c_ast.Constant("int", value, self.coord(col))
+
         elif kind == "chr":
             node = c_ast.Constant("char", value, self.coord(col))
         elif kind == "str":
@@ -147,9 +178,17 @@ class _Parser:
             raise self.error(f"expected an expression, found {found}", col)
         return self.postfix(node)
 
+    def sizeof(self, col: int) -> Any:
+        if self.peek()[1] == "(" and self._type_ahead(1):
+            self.take()
+            names = self._type_names()
+            self.expect(")")
+            return c_ast.UnaryOp("sizeof", self._typename(names, col), self.coord(col))
+        return c_ast.UnaryOp("sizeof", self.unary(), self.coord(col))
+
     def postfix(self, node: Any) -> Any:
         while True:
-            kind, value, col = self.peek()
+            _, value, col = self.peek()
             if value == "[":
                 self.take()
                 index = self.expression()
@@ -164,14 +203,14 @@ class _Parser:
             else:
                 return node
 
-    def _type_ahead(self) -> bool:
-        kind, value, _ = self.peek()
-        return kind == "id" and value not in self.scope and (value in _TYPE_WORDS or value in _TYPEDEFS
-                                                             or value == "size_t")
+    def _type_ahead(self, k: int = 0) -> bool:
+        kind, value, _ = self.peek(k)
+        is_type = value in _TYPE_WORDS or value in _TYPEDEFS or value == "size_t"
+        return kind == "id" and value not in self.scope and is_type
 
     def _type_names(self) -> list[str]:
         names: list[str] = []
-        while self.peek()[0] == "id" and self.peek()[1] not in self.scope:
+        while self._type_ahead():
             value = self.take()[1]
             if value in ("const", "volatile"):
                 continue

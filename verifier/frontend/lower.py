@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -10,8 +12,22 @@ from typing import Any
 from pycparser import c_ast, c_parser
 
 from ..cexpr import DATA_MODELS, CTypes
-from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
-from ..ir import INT, Havoc, IntType, Program, Scope, Stmt, Var
+from ..errors import FrontendError, InputError, UnsupportedFeature
+from ..ir import (
+    INT,
+    Assert,
+    Assign,
+    Assume,
+    Havoc,
+    If,
+    IntType,
+    Program,
+    Scope,
+    Stmt,
+    Var,
+    free_vars,
+    walk_stmts,
+)
 from .coords import CoordMap
 from .preprocess import Preprocessed, preprocess
 from .state import LowerState, PoisonBinding, VarBinding
@@ -40,11 +56,11 @@ def read_source(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError(Coord(str(path), 0), f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(None, f"{path}: cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise InputError(Coord(str(path), 0), f"file too large ({len(data)} bytes)")
+        raise InputError(None, f"{path}: file too large ({len(data)} bytes)")
     if b"\0" in data:
-        raise InputError(Coord(str(path), 0), "not a C source file (binary data)")
+        raise InputError(None, f"{path}: not a C source file (binary data)")
     return data.decode("utf-8", errors="replace")
 
 
@@ -52,42 +68,57 @@ def _lower(text: str, filename: str, data_model: str, directory: Path | None) ->
     if data_model not in DATA_MODELS:
         raise InputError(None, f"unknown data model {data_model!r} (expected ILP32 or LP64)")
     if not text.strip():
-        raise InputError(Coord(filename, 0), "empty input")
+        raise InputError(None, f"{filename}: empty input")
     if len(text) > MAX_SOURCE_BYTES:
-        raise InputError(Coord(filename, 0), "input too large")
+        raise InputError(None, f"{filename}: input too large")
     pre = preprocess(text, filename, data_model, directory)
     coords = CoordMap(pre)
     ast = parse(pre, coords)
     try:
         return Frontend(ast, coords, data_model).program()
     except RecursionError:
-        raise InputError(Coord(filename, 0), "program nested too deeply for the frontend") from None
+        raise InputError(None, f"{filename}: program nested too deeply for the frontend") from None
     except (UnsupportedFeature, InputError):
         raise
     except (KeyError, ValueError, TypeError, AttributeError, AssertionError, IndexError) as exc:
-        raise FrontendError(Coord(filename, 0), f"internal frontend error: {type(exc).__name__}: {exc}") from None
+        raise FrontendError(
+            None, f"{filename}: internal frontend error: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def parse(pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
     """pycparser's AST of the preprocessed text; parse errors become located InputErrors."""
+    parser = c_parser.CParser()
     try:
-        ast: c_ast.FileAST = c_parser.CParser().parse(pre.text, pre.marker_name)
+        ast: c_ast.FileAST = parser.parse(pre.text, pre.marker_name)
         return ast
     except RecursionError:
-        raise InputError(Coord(pre.filename, 0), "program nested too deeply to parse") from None
+        raise InputError(None, f"{pre.filename}: program nested too deeply to parse") from None
     except Exception as exc:  # pycparser signals bad input with assorted exception types
-        raise _parse_error(str(exc), coords) from None
+        raise _parse_error(str(exc), coords, _next_token(parser)) from None
 
 
-def _parse_error(message: str, coords: CoordMap) -> InputError:
+def _next_token(parser: c_parser.CParser) -> Any:
+    """The token pycparser stopped at (private API: None if it is not available)."""
+    try:
+        return parser._tokens.peek()
+    except Exception:  # the error itself may have come from the token stream
+        return None
+
+
+def _parse_error(message: str, coords: CoordMap, token: Any) -> InputError:
     m = _PARSE_ERROR.match(message)
-    if m is None:
-        return InputError(Coord(coords.filename, 0), f"parse error: {message}")
-    raw = SimpleNamespace(file=m.group(1), line=int(m.group(2)), column=int(m.group(3) or 0))
-    detail = m.group(4)
-    if detail.startswith("before:"):
-        detail = f"syntax error {detail}"
-    return InputError(coords.coord(raw), f"parse error: {detail}")
+    if m is not None:
+        raw = SimpleNamespace(file=m.group(1), line=int(m.group(2)), column=int(m.group(3) or 0))
+        detail = m.group(4)
+        if detail.startswith("before:"):
+            detail = f"syntax error {detail}"
+        return InputError(coords.coord(raw), f"parse error: {detail}")
+    detail = message.removeprefix(f"{coords.marker_name}: ")
+    if token is not None and getattr(token, "lineno", None):
+        raw = SimpleNamespace(file=token.filename, line=token.lineno, column=token.column)
+        return InputError(coords.coord(raw), f"parse error: {detail} before: {token.value}")
+    return InputError(None, f"{coords.filename}: parse error: {detail}")
 
 
 def _declared_names(node: Any) -> set[str]:
@@ -102,6 +133,19 @@ def _declared_names(node: Any) -> set[str]:
     return names
 
 
+def _used_names(block: list[Stmt]) -> set[str]:
+    """Every variable the statements read or write."""
+    used: set[str] = set()
+    for s in walk_stmts(tuple(block)):
+        if isinstance(s, (Assign, Havoc)):
+            used.add(s.target)
+        if isinstance(s, Assign):
+            used |= free_vars(s.value)
+        elif isinstance(s, (Assume, Assert, If)):
+            used |= free_vars(s.cond)
+    return used
+
+
 class Frontend:
     """One lowering run over a parsed translation unit."""
 
@@ -112,23 +156,27 @@ class Frontend:
         self.prototypes: dict[str, Any] = {}
         self.lw = StmtLowerer(self.st, self.functions, self.prototypes)
         self.globals: list[tuple[Var, list[c_ast.Decl]]] = []
+        self.externs: set[str] = set()  # globals only declared `extern` (e.g. from system headers)
 
     def program(self) -> Program:
         for node in self.ast.ext:
             self.external(node)
         main = self.functions.get("main")
         if main is None:
-            raise FrontendError(Coord(self.st.coords.filename, 0), "no main function")
+            raise FrontendError(None, f"{self.st.coords.filename}: no main function")
         init = self.global_inits()
         body = self.lower_main(main)
         st = self.st
+        unused = self.externs - _used_names(body)
+        init = [s for s in init if not (isinstance(s, Havoc) and s.target in unused)]
         scope = Scope("main", (*init, *st.init, *body), st.coord(main))
+        loops = [replace(i, scope=tuple(p for p in i.scope if p[1] not in unused)) for i in st.loops]
         return Program(
             file=st.coords.filename,
             data_model=st.ct.data_model,
-            variables=tuple(st.variables),
+            variables=tuple(v for v in st.variables if v.name not in unused),
             body=(scope,),
-            loops=tuple(st.loops),
+            loops=tuple(loops),
             overflow_sites=tuple(st.overflow),
         )
 
@@ -152,8 +200,8 @@ class Frontend:
     def global_decl(self, node: c_ast.Decl) -> None:
         st = self.st
         if node.name is None:
-            if not isinstance(node.type, (c_ast.Struct, c_ast.Union)):
-                self.lw.types.resolve(node.type)
+            with contextlib.suppress(UnsupportedFeature):
+                self.lw.types.resolve(node.type)  # defines enumeration constants
             return
         existing = st.scopes.frames[0].names.get(node.name)
         if isinstance(existing, VarBinding):
@@ -178,6 +226,7 @@ class Frontend:
             coord = self.st.coord(with_init[-1] if with_init else first)
             if not with_init and all("extern" in (d.storage or []) for d in decls):
                 out.append(Havoc(var.name, coord, "extern"))
+                self.externs.add(var.name)
                 continue
             try:
                 out += self.lw.static_init(var, with_init[-1].init if with_init else None, coord)
@@ -194,7 +243,7 @@ class Frontend:
         st.site = st.coord(main)
         body: list[Stmt] = []
         args = main.decl.type.args
-        for p in (args.params if args else []):
+        for p in args.params if args else []:
             self.main_param(p, body)
         lw.ret_stack.append((None, INT))
         body += lw.stmts(list(main.body.block_items or []))

@@ -36,7 +36,6 @@ GNU_DEFINES = (
     "__volatile=volatile",
     "__thread=",
     "__builtin_va_list=int",
-    "__gnuc_va_list=int",
     "__builtin_expect(e,c)=(e)",
     "_Noreturn=",
     "__noreturn__=",
@@ -49,7 +48,9 @@ GNU_DEFINES = (
 )
 
 _CPP_ERROR = re.compile(r"^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$", re.MULTILINE)
-_MISSING_HEADER = re.compile(r"([^\s:]+): No such file or directory|no include path in which to search for (\S+)")
+_MISSING_HEADER = re.compile(
+    r"([^\s:]+): No such file or directory|no include path in which to search for (\S+)"
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def preprocess(source: str, filename: str, data_model: str, directory: Path | No
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise InputError(Coord(filename, 0), f"the C preprocessor took over {CPP_TIMEOUT_S:.0f} s") from None
+        raise InputError(None, f"{filename}: the C preprocessor took over {CPP_TIMEOUT_S:.0f} s") from None
     except OSError as exc:
         raise ToolMissing(f"cannot run the C preprocessor: {exc}") from None
     if done.returncode != 0:
@@ -113,7 +114,7 @@ def _cpp_error(stderr: str, filename: str, name: str) -> InputError | Unsupporte
     m = _CPP_ERROR.search(stderr)
     if m is None:
         first = stderr.strip().splitlines()[:1]
-        return InputError(Coord(filename, 0), f"preprocessor failed: {first[0] if first else 'no message'}")
+        return InputError(None, f"{filename}: preprocessor failed: {first[0] if first else 'no message'}")
     file = filename if m.group(1) in (name, "<stdin>") else m.group(1)
     coord = Coord(file, int(m.group(2)), int(m.group(3)))
     message = m.group(4)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -51,16 +52,36 @@ def has_continue(block: list[Stmt]) -> bool:
     return False
 
 
+def _is_zero(node: Any) -> bool:
+    return isinstance(node, c_ast.Constant) and node.type == "int" and node.value in ("0", "0u", "0U")
+
+
+def _jumps_out(node: Any) -> bool:
+    """A `break` or `continue` that would leave a loop made of `node` (not one of a nested loop/switch)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (c_ast.Break, c_ast.Continue)):
+            return True
+        if not isinstance(n, (c_ast.While, c_ast.DoWhile, c_ast.For, c_ast.Switch)):
+            stack.extend(child for _, child in n.children())
+        elif isinstance(n, c_ast.Switch):
+            stack.extend(c for _, c in n.stmt.children() if not isinstance(c, c_ast.Break))
+    return False
+
+
 class StmtLowerer(CallLowerer):
     """Lowers function bodies; one instance per lowering run."""
 
-    def __init__(self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]) -> None:
+    def __init__(
+        self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]
+    ) -> None:
         super().__init__(st, functions, prototypes)
         self.ret_stack: list[tuple[Var | None, CType]] = []
         self._stmt_table: dict[type, Any] = {
             c_ast.Compound: lambda n, out: out.extend(self.block(n)),
             c_ast.Decl: self.declaration,
-            c_ast.DeclList: lambda n, out: [self.declaration(d, out) for d in n.decls],
+            c_ast.DeclList: self._decl_list,
             c_ast.Typedef: lambda n, out: self.typedef(n),
             c_ast.If: self._if,
             c_ast.While: self._while,
@@ -88,8 +109,9 @@ class StmtLowerer(CallLowerer):
 
     # ------------------------------------------------------------------ functions
 
-    def function_body(self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr],
-                      ret: Var | None, coord: Any) -> list[Stmt]:
+    def function_body(
+        self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
+    ) -> list[Stmt]:
         st = self.st
         saved = st.scopes, st.breakables
         st.scopes, st.breakables = st.scopes.function_scope(), []
@@ -112,6 +134,10 @@ class StmtLowerer(CallLowerer):
 
     # ------------------------------------------------------------------ blocks
 
+    def statement_expression(self, node: c_ast.Compound, out: list[Stmt]) -> None:
+        self.check_effects_allowed(node, "a statement expression")
+        out.extend(self.block(node))
+
     def block(self, node: Any) -> list[Stmt]:
         """A statement as a block with its own scope."""
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
@@ -129,7 +155,7 @@ class StmtLowerer(CallLowerer):
             before = ctx.uses if ctx else 0
             self.stmt(item, out)
             if ctx is not None and ctx.uses > before and k + 1 < len(items):
-                rest = self.stmts(items[k + 1:])
+                rest = self.stmts(items[k + 1 :])
                 if rest and ctx.flag is not None:
                     out.append(If(cexpr.negate(Var(ctx.flag, INT)), tuple(rest), ()))
                 return out
@@ -152,10 +178,12 @@ class StmtLowerer(CallLowerer):
 
     def typedef(self, node: c_ast.Typedef) -> None:
         self.st.scopes.define(node.name, TypedefBinding(node.type))
-        try:
+        with contextlib.suppress(UnsupportedFeature):
             self.types.resolve(node.type)  # defines the constants of an enum declared here
-        except UnsupportedFeature:
-            pass
+
+    def _decl_list(self, node: c_ast.DeclList, out: list[Stmt]) -> None:
+        for d in node.decls:
+            self.declaration(d, out)
 
     def declaration(self, node: c_ast.Decl, out: list[Stmt]) -> None:
         if isinstance(node.type, c_ast.FuncDecl):
@@ -163,8 +191,8 @@ class StmtLowerer(CallLowerer):
                 self.prototypes[node.name] = node.type
             return
         if node.name is None:
-            if not isinstance(node.type, (c_ast.Struct, c_ast.Union)):
-                self.types.resolve(node.type)
+            with contextlib.suppress(UnsupportedFeature):
+                self.types.resolve(node.type)  # defines enumeration constants
             return
         storage = node.storage or []
         if "extern" in storage:
@@ -227,7 +255,7 @@ class StmtLowerer(CallLowerer):
                 if len(init.exprs) != 1:
                     raise FrontendError(coord, "scalar initialised with a list")
                 init = init.exprs[0]
-            out.append(Assign(var.name, cexpr.convert(self.scalar(init, out), var.type), coord))
+            out.append(Assign(var.name, self.converted(init, var.type, out), coord))
             return
         assert isinstance(var.type, ArrayType)
         self.array_initialize(var, var.type, init, out, coord)
@@ -238,9 +266,13 @@ class StmtLowerer(CallLowerer):
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)")
         return value
 
-    def array_initialize(self, var: Var, ty: ArrayType, init: Any, out: list[Stmt], coord: Coord | None) -> None:
+    def array_initialize(
+        self, var: Var, ty: ArrayType, init: Any, out: list[Stmt], coord: Coord | None
+    ) -> None:
         if not isinstance(init, c_ast.InitList):
-            feature = "string literal" if isinstance(init, c_ast.Constant) else "array initialised from a non-list"
+            feature = (
+                "string literal" if isinstance(init, c_ast.Constant) else "array initialised from a non-list"
+            )
             raise UnsupportedFeature(coord, feature)
         size = ty.size or 0
         if size > MAX_INIT_ARRAY:
@@ -283,7 +315,9 @@ class StmtLowerer(CallLowerer):
         coord = st.coord(node) or Coord(st.coords.filename, 0, 0)
         lid = st.loop_id(coord)
         parent = st.loop_stack[-1] if st.loop_stack else None
-        info = LoopInfo(lid, coord, max(coord.line - 1, 0), st.scopes.visible_vars(), st.call_stack[-1], parent)
+        info = LoopInfo(
+            lid, coord, max(coord.line - 1, 0), st.scopes.visible_vars(), st.call_stack[-1], parent
+        )
         st.loops.append(info)
         return lid
 
@@ -313,6 +347,9 @@ class StmtLowerer(CallLowerer):
         out.append(Loop(lid, tuple(body), (), self.st.coord(node)))
 
     def _do_while(self, node: c_ast.DoWhile, out: list[Stmt]) -> None:
+        if _is_zero(node.cond) and not _jumps_out(node.stmt):
+            out.extend(self.block(node.stmt))  # `do { ... } while (0)` runs its body once
+            return
         lid = self._loop_info(node)
         with self._in_loop(lid):
             body = self.block(node.stmt)

@@ -1,0 +1,96 @@
+"""Houdini: keeps the right invariants among junk, drops the wrong ones with reasons, never
+proves an unsafe program."""
+
+from __future__ import annotations
+
+import pytest
+from corpus import SAFE, UNSAFE, Example, twin
+from mutants import conjuncts, guesses, mutant_maps
+from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, lt, mul, num
+from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.engines.houdini import houdini
+from quokka.verifier.ir import Expr, Program, Var
+
+WITH_INVARIANTS = [e for e in SAFE if e.invariants]
+
+
+def _pool(example: Example, extra: int) -> dict[str, list[Expr]]:
+    junk = guesses(example.program)[:extra]
+    right = example.invariants or {}
+    return {info.id: [*junk, *conjuncts(right[info.id])] if info.id in right else list(junk)
+            for info in example.program.loops}
+
+
+@pytest.mark.parametrize("example", WITH_INVARIANTS, ids=lambda e: e.name)
+def test_right_conjuncts_survive_among_junk(example: Example) -> None:
+    assert example.invariants is not None
+    result = houdini(example.program, _pool(example, extra=12), Budget.of(60))
+    assert result.complete
+    assert result.result.status is Status.SAFE, result.result.reason
+    for loop, inv in example.invariants.items():
+        for part in conjuncts(inv):
+            assert part in result.kept[loop]
+
+
+@pytest.mark.parametrize("example", UNSAFE, ids=lambda e: e.name)
+def test_houdini_never_proves_an_unsafe_example(example: Example) -> None:
+    right = twin(example)
+    pool: dict[str, list[Expr]] = {info.id: list(guesses(example.program)) for info in example.program.loops}
+    for m in mutant_maps(example.program, right.invariants if right else None, count=6, seed=5):
+        for loop, inv in m.items():
+            pool[loop] += [p for p in conjuncts(inv) if p not in pool[loop]]
+    if right is not None and right.invariants:
+        for loop, inv in right.invariants.items():
+            if loop in pool:
+                pool[loop] += conjuncts(inv)
+    result = houdini(example.program, pool, Budget.of(60))
+    assert result.result.status is not Status.SAFE
+
+
+def _two_var() -> tuple[Program, str, Var, Var, Var]:
+    b = ProgramBuilder("t.c")
+    x, y, n = b.var("x"), b.var("y"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, num(2)))
+    b.check(eq(y, mul(num(2), n)))
+    return b.build(), loop, x, y, n
+
+
+def test_dropped_candidates_carry_the_failed_obligation() -> None:
+    program, loop, x, y, n = _two_var()
+    wrong_init, wrong_step = eq(x, num(1)), le(y, num(5))
+    result = houdini(program, {loop: [le(x, n), eq(y, mul(num(2), x)), wrong_init, wrong_step]},
+                     Budget.of(30))
+    assert result.result.status is Status.SAFE
+    reasons = {d.expr: d for d in result.dropped}
+    assert reasons[wrong_init].obligation == "initiation"
+    assert reasons[wrong_step].obligation == "consecution"
+    assert reasons[wrong_step].cti is not None
+    assert result.reachable[loop] and result.ctis[loop]
+    assert (loop, wrong_step) in result.reasons
+    assert lt(x, n) not in result.kept[loop]
+
+
+def test_safety_failure_is_unknown_with_reason() -> None:
+    program, loop, x, _, n = _two_var()
+    result = houdini(program, {loop: [le(x, n)]}, Budget.of(30))
+    assert result.complete and result.result.status is Status.UNKNOWN
+    assert "do not imply safety" in result.result.reason
+    assert le(x, n) in result.kept[loop]
+
+
+def test_malformed_candidates_are_dropped() -> None:
+    program, loop, x, _, n = _two_var()
+    bad = le(Var("ghost", x.type), n)
+    result = houdini(program, {loop: [bad, le(x, n)]}, Budget.of(30))
+    assert [d.obligation for d in result.dropped if d.expr == bad] == ["malformed"]
+
+
+def test_exhausted_budget_is_incomplete_and_unknown() -> None:
+    program, loop, x, y, n = _two_var()
+    result = houdini(program, {loop: [le(x, n), eq(y, mul(num(2), x))]}, Budget(0.0))
+    assert not result.complete and result.result.status is Status.UNKNOWN

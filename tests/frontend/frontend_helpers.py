@@ -1,0 +1,217 @@
+"""Test helpers for the frontend: a tiny independent IR interpreter and a gcc harness.
+
+The interpreter is deliberately separate from `quokka.verifier.interp`, so frontend tests do not
+depend on (or share bugs with) it. C programs are compiled with gcc (LP64) and run with the same
+nondeterministic inputs; both must agree on the outcome.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quokka.verifier import semantics
+from quokka.verifier.frontend import lower_source
+from quokka.verifier.ir import (
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Block,
+    Break,
+    Cast,
+    Const,
+    Continue,
+    Expr,
+    Havoc,
+    If,
+    IntType,
+    Ite,
+    Loop,
+    Program,
+    Return,
+    Scope,
+    Select,
+    Store,
+    Unary,
+    Var,
+)
+
+GCC = shutil.which("gcc")
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    pass
+
+
+class _Stop(Exception):
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
+@dataclass
+class Outcome:
+    outcome: str  # "error" | "blocked" | "exit" | "limit"
+    env: dict[str, object] = field(default_factory=dict)
+
+
+class Interp:
+    def __init__(self, program: Program, inputs: Sequence[int], max_steps: int = 200_000) -> None:
+        self.types = program.var_types
+        self.env: dict[str, object] = {
+            v.name: ({} if isinstance(v.type, ArrayType) else 0) for v in program.variables
+        }
+        self.inputs = list(inputs)
+        self.steps = max_steps
+        self.program = program
+
+    def run(self) -> Outcome:
+        try:
+            self.block(self.program.body)
+        except _Stop as stop:
+            return Outcome(stop.outcome, self.env)
+        except _Return:
+            pass
+        return Outcome("exit", self.env)
+
+    def block(self, block: Block) -> None:
+        for s in block:
+            self.stmt(s)
+
+    def stmt(self, s: object) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            raise _Stop("limit")
+        if isinstance(s, Assign):
+            self.env[s.target] = self.eval(s.value)
+        elif isinstance(s, Havoc):
+            ty = self.types[s.target]
+            if isinstance(ty, ArrayType):
+                self.env[s.target] = {}
+            else:
+                assert isinstance(ty, IntType)
+                self.env[s.target] = semantics.wrap(self.inputs.pop(0) if self.inputs else 0, ty)
+        elif isinstance(s, Assume):
+            if not self.eval(s.cond):
+                raise _Stop("blocked")
+        elif isinstance(s, Assert):
+            if not self.eval(s.cond):
+                raise _Stop("error")
+        elif isinstance(s, If):
+            self.block(s.then if self.eval(s.cond) else s.orelse)
+        elif isinstance(s, Loop):
+            self.loop(s)
+        elif isinstance(s, Scope):
+            try:
+                self.block(s.body)
+            except _Return:
+                pass
+        elif isinstance(s, Break):
+            raise _Break
+        elif isinstance(s, Continue):
+            raise _Continue
+        elif isinstance(s, Return):
+            raise _Return
+        else:
+            raise AssertionError(f"unknown statement {s!r}")
+
+    def loop(self, s: Loop) -> None:
+        while True:
+            try:
+                try:
+                    self.block(s.body)
+                except _Continue:
+                    pass
+                self.block(s.step)
+            except _Break:
+                return
+
+    def eval(self, e: Expr) -> object:  # noqa: C901 - a plain dispatcher
+        if isinstance(e, Const):
+            assert e.type.min <= e.value <= e.type.max, e
+            return e.value
+        if isinstance(e, Var):
+            return self.env[e.name]
+        if isinstance(e, Cast):
+            return semantics.wrap(self.eval(e.operand), e.type)  # type: ignore[arg-type]
+        if isinstance(e, Unary):
+            return semantics.unary(e.op, self.eval(e.operand), e.type)  # type: ignore[arg-type]
+        if isinstance(e, Binary):
+            return self.binary(e)
+        if isinstance(e, Ite):
+            return self.eval(e.then) if self.eval(e.cond) else self.eval(e.orelse)
+        if isinstance(e, Select):
+            arr = self.eval(e.array)
+            assert isinstance(arr, dict)
+            return arr.get(self.eval(e.index), 0)
+        if isinstance(e, Store):
+            arr = dict(self.eval(e.array))  # type: ignore[call-overload]
+            arr[self.eval(e.index)] = self.eval(e.value)
+            return arr
+        raise AssertionError(f"unknown expression {e!r}")
+
+    def binary(self, e: Binary) -> int:
+        if e.op == "&&":
+            return int(bool(self.eval(e.left)) and bool(self.eval(e.right)))
+        if e.op == "||":
+            return int(bool(self.eval(e.left)) or bool(self.eval(e.right)))
+        a, b = self.eval(e.left), self.eval(e.right)
+        assert isinstance(a, int) and isinstance(b, int)
+        if e.op in ("<", "<=", ">", ">=", "==", "!="):
+            assert e.left.type == e.right.type, e
+            return semantics.compare(e.op, a, b)
+        assert e.left.type == e.right.type == e.type, e
+        return semantics.arith(e.op, a, b, e.type)
+
+
+def run_ir(src: str, inputs: Sequence[int] = (), data_model: str = "LP64") -> Outcome:
+    return Interp(lower_source(src, "t.c", data_model), inputs).run()
+
+
+HARNESS = r"""
+#include <stdlib.h>
+static int q_argc; static char **q_argv; static int q_next = 1;
+static long long q_in(void) { return q_next < q_argc ? atoll(q_argv[q_next++]) : 0; }
+int __VERIFIER_nondet_int(void) { return (int)q_in(); }
+unsigned int __VERIFIER_nondet_uint(void) { return (unsigned int)q_in(); }
+char __VERIFIER_nondet_char(void) { return (char)q_in(); }
+unsigned char __VERIFIER_nondet_uchar(void) { return (unsigned char)q_in(); }
+short __VERIFIER_nondet_short(void) { return (short)q_in(); }
+unsigned short __VERIFIER_nondet_ushort(void) { return (unsigned short)q_in(); }
+long __VERIFIER_nondet_long(void) { return (long)q_in(); }
+unsigned long __VERIFIER_nondet_ulong(void) { return (unsigned long)q_in(); }
+_Bool __VERIFIER_nondet_bool(void) { return (_Bool)q_in(); }
+void reach_error(void) { exit(99); }
+void __VERIFIER_assert(int c) { if (!c) exit(99); }
+void __VERIFIER_assume(int c) { if (!c) exit(98); }
+void assume_abort_if_not(int c) { if (!c) exit(98); }
+#define main q_user_main
+"""
+
+
+def run_gcc(src: str, inputs: Sequence[int] = ()) -> str:
+    """Compile `src` with gcc (LP64) and run it: "error", "blocked" or "exit"."""
+    assert GCC is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        c_file = Path(tmp) / "t.c"
+        exe = Path(tmp) / "t"
+        driver = "\n#undef main\nint main(int argc, char **argv) { q_argc = argc; q_argv = argv; q_user_main();"
+        driver += " return 0; }\n"
+        c_file.write_text(HARNESS + src + driver)
+        subprocess.run([GCC, "-w", "-O0", "-o", str(exe), str(c_file)], check=True, capture_output=True)
+        code = subprocess.run([str(exe), *map(str, inputs)], capture_output=True, timeout=20).returncode
+    return {0: "exit", 99: "error", 98: "blocked", -6: "blocked"}.get(code, f"code {code}")

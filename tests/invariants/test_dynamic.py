@@ -1,0 +1,221 @@
+"""The dynamic proposer end to end, on programs built with the builder."""
+
+import time
+from pathlib import Path
+
+import pytest
+from quokka.invariants.dynamic import DynamicConfig, DynamicProposer, infer
+from quokka.invariants.protocol import ProposalContext, loop_contexts
+from quokka.invariants.sampling import SamplingConfig, collect
+from quokka.invariants.seeds import SeedSource
+from quokka.verifier.builder import (
+    ProgramBuilder,
+    add,
+    and_,
+    cast,
+    ge,
+    le,
+    lt,
+    not_,
+    num,
+)
+from quokka.verifier.ir import Assert, Program, Return, Scope, int_types
+from quokka.verifier.typecheck import check_program
+
+T = int_types("LP64")
+LL, SHORT, USHORT = T["long long"], T["short"], T["unsigned short"]
+
+
+def cohencu() -> Program:
+    b = ProgramBuilder("cohencu.c")
+    a = b.var("a", SHORT)
+    n, x, y, z = (b.var(v, LL) for v in "nxyz")
+    b.havoc(a)
+    b.assign(n, num(0, LL))
+    b.assign(x, num(0, LL))
+    b.assign(y, num(1, LL))
+    b.assign(z, num(6, LL))
+    with b.loop():
+        b.if_break(not_(le(n, cast(a, LL))))
+        b.assign(n, add(n, num(1, LL)))
+        b.assign(x, add(x, y))
+        b.assign(y, add(y, z))
+        b.assign(z, add(z, num(6, LL)))
+    return b.build()
+
+
+def two_var() -> Program:
+    b = ProgramBuilder("twovar.c")
+    x, y, n = b.var("x"), b.var("y"), b.var("n")
+    b.havoc(n)
+    b.assume(ge(n, num(0)))
+    with b.loop():
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, num(2)))
+    return b.build()
+
+
+def narrow_precondition() -> Program:
+    """Random inputs almost never pass: a in [50, 60] and b >= a + 2000 (and not huge)."""
+    b = ProgramBuilder("pre.c")
+    a, bb, i, s = b.var("a"), b.var("b"), b.var("i"), b.var("s")
+    b.havoc(a)
+    b.havoc(bb)
+    b.assume(and_(ge(a, num(50)), le(a, num(60))))
+    b.assume(and_(ge(bb, add(a, num(2000))), le(bb, num(5000))))
+    with b.loop():
+        b.if_break(not_(lt(i, a)))
+        b.assign(i, add(i, num(1)))
+        b.assign(s, add(s, bb))
+    return b.build()
+
+
+def early_return() -> Program:
+    """`if (!(a > 0)) return 0;` before the loop, as inlined code has it."""
+    b = ProgramBuilder("ret.c")
+    a, i = b.var("a"), b.var("i")
+    b.havoc(a)
+    with b.block() as guard:
+        b.if_(not_(ge(a, num(700))), (Return(),))
+    with b.block() as rest, b.loop():
+        b.if_break(ge(i, a))
+        b.assign(i, add(i, num(3)))
+    b.emit(Scope("main2", tuple(guard) + tuple(rest)))
+    return b.build()
+
+
+def _propose(program, budget=20.0, seed=0, ctis=None, proposer=None):
+    proposer = proposer or DynamicProposer()
+    context = ProposalContext(program, None, loop_contexts(program), ctis or {}, budget, seed)
+    return proposer, proposer.propose(context)
+
+
+def _texts(cands):
+    return {c.text for c in cands}
+
+
+def _well_typed(program, cands):
+    for c in cands:
+        check_program(Program(program.file, program.data_model, program.variables, (Assert(c.expr),), ()))
+
+
+def test_cohencu_polynomial_invariants_within_two_seconds():
+    program = cohencu()
+    start = time.monotonic()
+    _, cands = _propose(program)
+    elapsed = time.monotonic() - start
+    texts = _texts(cands)
+    assert {"z == 6LL*n + 6LL", "y == 3LL*n*n + 3LL*n + 1LL", "x == n*n*n"} <= texts
+    assert elapsed < 4.0  # about 0.5 s on an idle machine
+    assert all(c.proposer == "dynamic" and c.loop_id == program.loops[0].id for c in cands)
+    _well_typed(program, cands)
+
+
+def test_linear_two_variable_loop():
+    program = two_var()
+    _, cands = _propose(program)
+    texts = _texts(cands)
+    assert "y == 2*x" in texts
+    assert "x <= n" in texts  # from the exit test `x >= n`
+    assert "x >= 0" in texts
+    _well_typed(program, cands)
+
+
+def test_narrow_precondition_is_reached_through_z3_seeds():
+    program = narrow_precondition()
+    loop_id = program.loops[0].id
+    unseeded = collect(program, 0, time.monotonic() + 5, None, SamplingConfig(max_runs=300))
+    assert len(unseeded.states.get(loop_id, ())) < 20
+    proposer, cands = _propose(program)
+    assert proposer.last_samples is not None and proposer.last_samples.seeded_runs > 0
+    assert len(proposer.last_samples.states[loop_id]) > 200
+    texts = _texts(cands)
+    assert "s == i*b" in texts or "s == b*i" in texts
+    assert "i <= a" in texts
+    assert "a >= 50" in texts and "a <= 60" in texts
+    _well_typed(program, cands)
+
+
+def test_early_return_precondition():
+    program = early_return()
+    _, cands = _propose(program)
+    texts = _texts(cands)
+    assert "a >= 700" in texts
+    assert "i%3 == 0" in texts
+    assert "i <= a + 2" in texts
+
+
+def test_seed_source_models_satisfy_the_path_condition():
+    program = narrow_precondition()
+    import random
+
+    source = SeedSource(program, random.Random(0), time.monotonic() + 5)
+    loop_id = program.loops[0].id
+    seeds = [source.next(loop_id) for _ in range(10)]
+    assert all(s is not None for s in seeds)
+    for a, b in seeds:
+        assert 50 <= a <= 60 and a + 2000 <= b <= 5000
+    # the extremes of each input come early; the rest are distinct
+    assert {50, 60} <= {a for a, _ in seeds[:5]} and 5000 in {b for _, b in seeds[:5]}
+    assert len(set(seeds[5:])) == 5 and not set(seeds[5:]) & set(seeds[:5])
+
+
+def test_ctis_join_the_states_under_c_names():
+    program = two_var()
+    loop_id = program.loops[0].id
+    proposer = DynamicProposer()
+    _, first = _propose(program, proposer=proposer)
+    assert "y == 2*x" in _texts(first)
+    # a state (C names) where y != 2*x, and one that lacks a variable (ignored)
+    _, second = _propose(program, ctis={loop_id: ({"x": 3, "y": 7, "n": 9}, {"x": 1})}, proposer=proposer)
+    assert "y == 2*x" not in _texts(second)
+    assert "x <= n" in _texts(second)
+
+
+def test_samples_are_reused_across_rounds_and_deterministic():
+    program = cohencu()
+    proposer = DynamicProposer()
+    _, a = _propose(program, proposer=proposer)
+    samples = proposer.last_samples
+    _, b = _propose(program, proposer=proposer, seed=1)
+    assert proposer.last_samples is samples
+    assert [c.text for c in a] == [c.text for c in b]
+    _, c = _propose(program, seed=0)
+    assert [x.text for x in a] == [x.text for x in c]
+
+
+def test_infer_on_hand_made_states():
+    program = two_var()
+    loop = loop_contexts(program)[0]
+    states = [{"x": k, "y": 2 * k, "n": n} for n in range(1, 30) for k in range(n + 1)]
+    cands = infer(program, loop, states)
+    assert "y == 2*x" in _texts(cands)
+    assert infer(program, loop, []) == []
+
+
+def test_tiny_budget_still_answers():
+    _, cands = _propose(cohencu(), budget=0.01)
+    assert isinstance(cands, list)
+
+
+COHENCU_C = Path("/work/shared/benchmarks/svcomp-nla-dev/cohencu-ll.c")
+
+
+@pytest.mark.skipif(not COHENCU_C.exists(), reason="no benchmarks")
+def test_svcomp_cohencu_through_the_frontend():
+    from quokka.verifier.frontend import lower
+
+    program = lower(COHENCU_C, "ILP32")
+    _, cands = _propose(program)
+    texts = _texts(cands)
+    assert {"z == 6LL*n + 6LL", "y == 3LL*n*n + 3LL*n + 1LL", "x == n*n*n"} <= texts
+    # the assertions at the loop head, read through the inlined __VERIFIER_assert
+    assert "z*z - 12LL*y - 6LL*z + 12LL == 0LL" in texts
+
+
+def test_config_limits_time():
+    config = DynamicConfig(max_time_s=0.3)
+    start = time.monotonic()
+    _propose(narrow_precondition(), proposer=DynamicProposer(config))
+    assert time.monotonic() - start < 3.0

@@ -1,0 +1,151 @@
+import argparse
+import time
+
+import pytest
+from llm_programs import LINE, SOURCE
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import torch
+from quokka.invariants.llm import LLMConfig, LLMProposer, make_llm_proposer
+from quokka.invariants.llm.backend import ModelError, SampleRequest
+from quokka.invariants.llm.endpoint import EndpointBackend
+from quokka.invariants.llm.local import (
+    LocalBackend,
+    choose_dtype,
+    cpu_has_bf16,
+    load_model,
+    render_prompt,
+)
+from quokka.invariants.llm.prompt import build_messages
+from quokka.invariants.llm.serve import model_server, register
+from quokka.invariants.protocol import ProposalContext, loop_contexts
+from quokka.verifier.options import Options
+
+OPTIONS = {"llm_max_new_tokens": 72, "llm_dtype": "fp32"}
+
+
+def context(program):
+    return ProposalContext(program, SOURCE, loop_contexts(program), {}, 60.0, 0)
+
+
+def summary(candidates):
+    accepted = [(c.proposer, c.text) for c in candidates if not c.rejected]
+    return accepted, [c.rejected for c in candidates if c.rejected]
+
+
+def test_tiny_model_learned_its_answer(tiny_model):
+    assert tiny_model.final_loss < 0.2
+
+
+def test_model_is_loaded_once_per_directory(tiny_model):
+    a = load_model(tiny_model.directory, "fp32")
+    assert load_model(str(tiny_model.directory) + "/", "fp32") is a
+    assert a.model.dtype == torch.float32
+
+
+def test_sampling_is_deterministic_per_seed(tiny_model, program):
+    backend = LocalBackend(tiny_model.directory, "fp32")
+    messages = build_messages(program, SOURCE)
+    request = SampleRequest(n=4, temperature=1.0, max_new_tokens=72, seed=5)
+    first = backend.sample(messages, request)
+    assert len(first) == 4 and all(isinstance(a, str) for a in first)
+    assert backend.sample(messages, request) == first
+    assert any(f"After line {LINE}, insert assume(" in a for a in first)
+
+
+def test_prompt_is_prefilled_once_for_all_samples(tiny_model, program):
+    lm = load_model(tiny_model.directory, "fp32")
+    shapes = []
+    hook = lm.model.register_forward_pre_hook(
+        lambda mod, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
+    try:
+        lm.sample(build_messages(program, SOURCE), SampleRequest(n=6, temperature=1.0, max_new_tokens=40))
+    finally:
+        hook.remove()
+    prompt_len = lm.encode(build_messages(program, SOURCE)).shape[1]
+    assert shapes[0] == (1, prompt_len)
+    assert all(s[1] == 1 and s[0] <= 6 for s in shapes[1:])
+    assert len(shapes) <= 41
+
+
+def test_time_limit_stops_sampling(tiny_model, program):
+    lm = load_model(tiny_model.directory, "fp32")
+    start = time.monotonic()
+    out = lm.sample(build_messages(program, SOURCE), SampleRequest(n=2, max_new_tokens=3000, timeout_s=0.2))
+    assert len(out) == 2 and time.monotonic() - start < 5
+
+
+def test_prompt_longer_than_the_context_is_a_model_error(tiny_model, program):
+    lm = load_model(tiny_model.directory, "fp32")
+    with pytest.raises(ModelError, match="exceeds the model's context"):
+        lm.sample(build_messages(program, SOURCE), SampleRequest(n=1, max_new_tokens=lm.context))
+
+
+def test_local_proposer_parses_checks_and_completes(tiny_model, program):
+    options = Options(model=str(tiny_model.directory), samples=6, temperature=0.7, extra=OPTIONS)
+    accepted, rejected = summary(make_llm_proposer(options).propose(context(program)))
+    assert ("llm", "s == 9*i") in accepted and ("llm", "i <= n") in accepted
+    assert ("completion", "s == 3*i") in accepted
+    assert any("assignment" in r for r in rejected)
+
+
+def test_untrained_model_output_is_rejected_not_crashing(tiny_model, program, tmp_path):
+    from tinymodel import build_model
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model.directory))
+    tokenizer.save_pretrained(str(tmp_path))
+    build_model(tmp_path, tokenizer).save_pretrained(str(tmp_path))
+    proposer = LLMProposer(
+        LocalBackend(tmp_path, "fp32"), LLMConfig(samples=4, temperature=1.0, max_new_tokens=48)
+    )
+    out = proposer.propose(context(program))
+    assert len(out) >= 4 and all(c.rejected for c in out)
+
+
+def test_endpoint_backend_against_the_served_tiny_model(tiny_model, program):
+    server = model_server(str(tiny_model.directory), dtype="fp32").start()
+    try:
+        backend = EndpointBackend(server.url)
+        assert backend.model_name() == str(tiny_model.directory)
+        proposer = LLMProposer(backend, LLMConfig(samples=6, temperature=0.7, max_new_tokens=72))
+        accepted, rejected = summary(proposer.propose(context(program)))
+    finally:
+        server.close()
+    assert ("llm", "s == 9*i") in accepted and ("llm", "i <= n") in accepted
+    assert any("assignment" in r for r in rejected)
+
+
+def test_plain_prompt_without_a_chat_template():
+    class NoTemplate:
+        chat_template = None
+
+    text, special = render_prompt(
+        NoTemplate(), [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    )
+    assert (text, special) == ("System: S\n\nUser: U\n\nAssistant:", True)
+
+
+def test_dtype_choice():
+    assert choose_dtype("auto", "cpu") == (torch.bfloat16 if cpu_has_bf16() else torch.float32)
+    assert choose_dtype("auto", "cuda") == torch.bfloat16
+    assert choose_dtype("fp32", "cpu") == torch.float32
+    with pytest.raises(ModelError, match="unknown dtype"):
+        choose_dtype("int3", "cpu")
+
+
+def test_bad_model_directories(tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        load_model(tmp_path / "missing")
+    with pytest.raises(ModelError, match="cannot load"):
+        load_model(tmp_path)
+
+
+def test_serve_model_command_is_registered():
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["serve-model", "some/dir", "--port", "0"])
+    assert (args.directory, args.port, args.host) == ("some/dir", 0, "127.0.0.1")

@@ -1,0 +1,81 @@
+import subprocess
+import sys
+
+import pytest
+from llm_programs import LINE, SOURCE
+from quokka.invariants.llm.answers import parse_answers
+from quokka.invariants.llm.prompt import (
+    PromptConfig,
+    build_messages,
+    format_answer,
+    messages_for_context,
+    number_lines,
+    prompt_data,
+)
+from quokka.invariants.protocol import ProposalContext, loop_contexts
+from quokka.verifier.errors import InputError
+
+
+def test_number_lines_marks_every_non_blank_line():
+    out = number_lines("int x;\n\n  x = 1;").splitlines()
+    assert out == ["int x;  // line 1", "", "  x = 1;  // line 3"]
+
+
+def test_messages_have_numbered_program_and_insertion_points(program):
+    messages = build_messages(program, SOURCE)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    user = messages[-1]["content"]
+    assert "while (i < n) {  // line 11" in user
+    assert f"- After line {LINE}: the loop on line 11 (variables in scope: int n, int i, int s)" in user
+    assert "After line X, insert assume(COND);" in user
+
+
+def test_build_messages_is_pure(program):
+    assert build_messages(program, SOURCE) == build_messages(program, SOURCE)
+
+
+def test_few_shot_examples_come_as_user_assistant_pairs(program):
+    messages = build_messages(program, SOURCE, config=PromptConfig(few_shot=2))
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert messages[2]["content"] == prompt_data().examples[0].answer
+    assert "// line 6" in messages[1]["content"]
+
+
+def test_cot_variant_asks_for_an_annotation_block(program):
+    messages = build_messages(program, SOURCE, config=PromptConfig("quokka-cot", few_shot=1))
+    assert "/*@ ... @*/" in messages[-1]["content"]
+    assert messages[2]["content"].startswith("/*@\n") and messages[2]["content"].endswith("\n@*/")
+
+
+def test_unknown_variant_is_an_input_error(program):
+    with pytest.raises(InputError, match="unknown prompt variant"):
+        build_messages(program, SOURCE, config=PromptConfig("nope"))
+
+
+def test_counterexamples_are_shown_with_c_names(program):
+    loop = program.loops[0].id
+    messages = build_messages(program, SOURCE, ctis={loop: ({"n": 5, "i": 2, "s": 7},)})
+    assert f"- at the loop after line {LINE}: n = 5, i = 2, s = 7" in messages[-1]["content"]
+    assert "not inductive" in messages[-1]["content"]
+
+
+def test_context_without_source_is_refused(program):
+    context = ProposalContext(program, None, loop_contexts(program))
+    with pytest.raises(InputError, match="source"):
+        messages_for_context(context)
+
+
+@pytest.mark.parametrize("variant", ["quokka", "quokka-cot"])
+def test_format_answer_round_trips_through_the_parser(program, variant):
+    answer = format_answer([(LINE, "s == 3*i"), (LINE, "i <= n")], PromptConfig(variant))
+    candidates = parse_answers([answer], program)
+    assert [(c.text, c.rejected) for c in candidates] == [("s == 3*i", None), ("i <= n", None)]
+
+
+def test_prompt_module_does_not_import_torch():
+    code = (
+        "import sys, quokka.invariants.llm, quokka.invariants.llm.prompt, quokka.invariants.llm.serve;"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
