@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, VarDecl
+from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, Var, VarDecl
 from quokka.verifier.printer import c_names, format_expr
 
 from .canonical import key
@@ -33,7 +33,7 @@ from .polynomial import EqualityConfig, equalities
 from .protocol import Candidate, LoopContext, ProposalContext, State
 from .sampling import Samples, SamplingConfig, collect
 from .seeds import SeedSource
-from .structure import comparisons, find_loop, loop_head, preference, program_constants
+from .structure import assigned_in, comparisons, find_loop, loop_head, preference, program_constants
 
 NAME = "dynamic"
 
@@ -69,12 +69,25 @@ class DynamicProposer:
         samples = self._samples(context, start + 0.7 * limit)
         out: list[Candidate] = []
         for loop in context.loops:
-            lid = loop.loop.id
-            ctis = [_ir_names(s, loop) for s in context.ctis.get(lid, ())] if self.config.use_ctis else []
-            states, runs = samples.states.get(lid, ()), samples.runs.get(lid, ())
-            config, seed, deadline = self.config, context.seed, start + limit
-            out += infer(context.program, loop, states, config, seed, runs=runs, ctis=ctis, deadline=deadline)
+            out += self._infer(context, loop, samples, start + limit)
         return out
+
+    def _infer(
+        self, context: ProposalContext, loop: LoopContext, samples: Samples, deadline: float
+    ) -> list[Candidate]:
+        lid = loop.loop.id
+        ctis = [_ir_names(s, loop) for s in context.ctis.get(lid, ())] if self.config.use_ctis else []
+        return infer(
+            context.program,
+            loop,
+            samples.states.get(lid, ()),
+            self.config,
+            context.seed,
+            runs=samples.runs.get(lid, ()),
+            entry=samples.entry.get(lid, ()),
+            ctis=ctis,
+            deadline=deadline,
+        )
 
     def _samples(self, context: ProposalContext, deadline: float) -> Samples:
         if self._cache is not None and self._cache[0] is context.program:
@@ -96,13 +109,15 @@ def infer(
     seed: int = 0,
     *,
     runs: Sequence[Sequence[int]] | None = None,
+    entry: Sequence[bool] | None = None,
     ctis: Sequence[State] = (),
     deadline: float = float("inf"),
 ) -> list[Candidate]:
     """Candidates for one loop from its head states.
 
     `runs[k]` numbers the runs that reached `states[k]` (default: each state its own run), which
-    decides which extreme values are credible bounds; `ctis` are further states, always
+    decides which extreme values are credible bounds; `entry[k]` says whether `states[k]` was
+    seen on entry to the loop (default: none was); `ctis` are further states, always
     among those every candidate is checked on. States missing a loop variable are ignored.
     After `deadline` the polynomial search starts no new degree.
     """
@@ -110,12 +125,13 @@ def infer(
     names = [d.name for d in loop.variables]
     ids = list(runs) if runs is not None else [(k,) for k in range(len(states))]
     ids += [(-1 - k,) for k in range(len(ctis))]
-    pairs = list(zip([*states, *ctis], ids, strict=True))
-    full = [(s, h) for s, h in pairs if all(v in s for v in names)]
-    if not full:
+    flags = [*(entry if entry is not None else [False] * len(states)), *[False] * len(ctis)]
+    rows = [r for r in zip([*states, *ctis], ids, flags, strict=True) if all(v in r[0] for v in names)]
+    if not rows:
         return []
-    obs = Observations.of([s for s, _ in full], [h for _, h in full], program_constants(program))
-    exprs = _structural(program, loop.loop.id, names, obs.states, config) + _exprs(
+    obs = Observations.of([s for s, _, _ in rows], [h for _, h, _ in rows], program_constants(program))
+    at_entry = [s for s, _, f in rows if f]
+    exprs = _structural(program, loop.loop.id, names, (obs.states, at_entry), config) + _exprs(
         _facts(program, loop, obs, config, seed, deadline), {d.name: d for d in program.variables}
     )
     extra = [s for s in ctis if all(v in s for v in names)]
@@ -167,17 +183,64 @@ def _exprs(facts: list[Fact], decls: Mapping[str, VarDecl]) -> list[Expr]:
 
 
 def _structural(
-    program: Program, loop_id: str, loop_vars: Sequence[str], states: Sequence[State], config: DynamicConfig
+    program: Program,
+    loop_id: str,
+    loop_vars: Sequence[str],
+    observed: tuple[Sequence[State], Sequence[State]],
+    config: DynamicConfig,
 ) -> list[Expr]:
-    """The loop's head assertions, and relations between the two sides of its exit tests."""
+    """The loop's head assertions, and relations between the two sides of its exit tests and
+    assertions; `observed` holds all states and those seen on entry to the loop."""
     loop = find_loop(program, loop_id)
     if loop is None:
         return []
+    states, at_entry = observed
     head = loop_head(loop, frozenset(loop_vars))
     atoms = [c for e in head.exits + head.asserted for c in comparisons(e)]
-    ll = _long_long(program)
-    relations = [r for atom in atoms for r in _relations(atom, states, config.guard_offset_limit, ll)]
-    return head.asserted + relations
+    ll, limit = _long_long(program), config.guard_offset_limit
+    initial = _initial_values(program, [v for v in assigned_in(loop) if v in loop_vars], at_entry)
+    out = list(head.asserted)
+    for atom in atoms:
+        out += _relations(atom, states, limit, ll) + _unless_initial(atom, states, initial, limit, ll)
+    return out
+
+
+def _initial_values(program: Program, written: Sequence[str], at_entry: Sequence[State]) -> dict[str, Const]:
+    """The variables the loop writes that have one value whenever the loop is entered."""
+    out = {}
+    for v in written:
+        values = {s[v] for s in at_entry}
+        ty = program.var(v).type
+        if len(values) == 1 and isinstance(ty, IntType):
+            out[v] = Const(values.pop(), ty)
+    return out
+
+
+def _unless_initial(
+    atom: Binary, states: Sequence[State], initial: Mapping[str, Const], limit: int, ll: IntType
+) -> list[Expr]:
+    """`L <= R + c || v == v0` where `L <= R + c` holds once the loop has changed `v` from its
+    initial value v0 (`c <= k || c == 0` for `while (c < k)` when k may be negative)."""
+    try:
+        diffs = _differences(atom, states)
+    except (ArithmeticError, KeyError, TypeError):
+        return []
+    out: list[Expr] = []
+    for sign, op in ((1, "<="), (-1, ">=")):
+        if max(sign * d for d in diffs) <= limit:
+            continue  # `_relations` has the plain bound
+        for v, v0 in initial.items():
+            rest = [sign * d for d, s in zip(diffs, states, strict=True) if s[v] != v0.value]
+            if rest and abs(max(rest)) <= limit:
+                bound = _offset(atom.left, op, atom.right, sign * max(rest), ll)
+                out.append(Binary("||", bound, Binary("==", Var(v, v0.type), v0, INT), INT))
+                break
+    return out
+
+
+def _differences(atom: Binary, states: Sequence[State]) -> list[int]:
+    lf, rf = compile_expr(atom.left), compile_expr(atom.right)
+    return [lf(s) - rf(s) for s in states]
 
 
 def _long_long(program: Program) -> IntType:
@@ -188,8 +251,7 @@ def _relations(atom: Binary, states: Sequence[State], limit: int, ll: IntType) -
     """The strongest of `L < R`, `L <= R`, `L == R`, ... that holds, or `L <= R + c` bounds."""
     left, right = atom.left, atom.right
     try:
-        lf, rf = compile_expr(left), compile_expr(right)
-        diffs = [lf(s) - rf(s) for s in states]
+        diffs = _differences(atom, states)
     except (ArithmeticError, KeyError, TypeError):
         return []
     lo, hi = min(diffs), max(diffs)
@@ -210,6 +272,8 @@ def _relations(atom: Binary, states: Sequence[State], limit: int, ll: IntType) -
 def _offset(left: Expr, op: str, right: Expr, c: int, ll: IntType) -> Expr:
     """`left op right + c` in a signed type wide enough for both sides (folded for a constant)."""
     assert isinstance(left.type, IntType) and isinstance(right.type, IntType)
+    if c == 0:
+        return Binary(op, left, right, INT)
     if isinstance(right, Const) and left.type.min <= right.value + c <= left.type.max:
         return Binary(op, left, Const(right.value + c, left.type), INT)
     w = wide_type([left.type, right.type], [c], ll)

@@ -37,8 +37,8 @@ class EqualityConfig:
     # Past max_degree, keep going while this few monomials remain (ps4..ps6 need degree 4..6).
     high_degree: int = 6
     high_degree_monomials: int = 84
-    # A degree is tried only with at least spare_factor * columns + spare_rows distinct states:
-    # with fewer, the data fit spurious relations.
+    # A degree d > 1 is tried only with at least spare_factor * columns + spare_rows distinct
+    # states (degree 1: columns + spare_points): with fewer, the data fit spurious relations.
     spare_factor: float = 1.5
     spare_rows: int = 8
     # Distinct states used per degree: rows_per_column * columns + 60, at most max_rows (the
@@ -128,9 +128,10 @@ class _Search:
             relations = self._search(d)
             if relations is None:
                 break
+            credible = [self._credible(eq) for eq in relations]
             # Dubious relations are not reported, but their multiples are no news either.
-            self.kept += [eq for eq in relations if not self._credible(eq)]
-            relations = [eq for eq in relations if self._credible(eq)]
+            self.kept += [eq for eq, ok in zip(relations, credible, strict=True) if not ok]
+            relations = [eq for eq, ok in zip(relations, credible, strict=True) if ok]
             if not self._eliminate(relations):
                 self._keep(relations)
                 d += 1
@@ -153,7 +154,9 @@ class _Search:
         if len(cols) > self.config.max_monomials:
             return None
         rows = self._rows(cols)
-        if len(rows) < self.config.spare_factor * len(cols) + self.config.spare_rows:
+        config = self.config
+        need = len(cols) + config.spare_points if d == 1 else config.spare_factor * len(cols) + config.spare_rows
+        if len(rows) < need:
             return None
         return [_equality(p) for p in self._new(nullspace(rows, len(cols)), cols, d)]
 

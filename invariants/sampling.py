@@ -57,11 +57,13 @@ class Samples:
     """Distinct loop-head states per loop id, and how they were obtained.
 
     `runs[loop][k]` numbers (some of) the runs that reached `states[loop][k]`, at most
-    `RUN_IDS` of them; runs cut short by a limit are not counted.
+    `RUN_IDS` of them; runs cut short by a limit are not counted. `entry[loop][k]` says whether
+    the state was seen on entering the loop (before its first iteration).
     """
 
     states: Mapping[str, tuple[State, ...]]
     runs: Mapping[str, tuple[tuple[int, ...], ...]]
+    entry: Mapping[str, tuple[bool, ...]]
     run_count: int
     outcomes: Mapping[str, int]
     seeded_runs: int
@@ -122,6 +124,7 @@ class _Collector:
     runs_of: dict[str, dict[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     reaching: dict[str, int] = field(default_factory=dict)  # runs that reached each loop
     stale: int = 0  # runs in a row that reached a loop head but found no new state
+    entries: set[tuple[str, tuple[int, ...]]] = field(default_factory=set)
     seeded: dict[str, int] = field(default_factory=dict)  # seeded runs aimed at each loop
     seeded_reach: dict[str, int] = field(default_factory=dict)  # seeded runs that reached it
     outcomes: dict[str, int] = field(default_factory=dict)
@@ -154,6 +157,8 @@ class _Collector:
             if key not in bucket and len(bucket) < self.config.max_states:
                 bucket[key] = head.values
                 fresh = True
+            if head.iteration == 0:
+                self.entries.add((head.loop_id, key))
             have = runs.get(key, ())
             if key in bucket and not cut_short and len(have) < RUN_IDS and self.runs not in have:
                 runs[key] = (*have, self.runs)
@@ -223,6 +228,7 @@ def collect(
     return Samples(
         {loop: tuple(bucket.values()) for loop, bucket in collector.states.items()},
         {loop: tuple(collector.runs_of[loop].get(k, ()) for k in b) for loop, b in collector.states.items()},
+        {loop: tuple((loop, k) in collector.entries for k in b) for loop, b in collector.states.items()},
         collector.runs,
         dict(collector.outcomes),
         seeded,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from quokka.verifier.engines.base import Budget, EngineResult
+from quokka.verifier.dump import dump_json, dump_program
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
@@ -56,6 +56,7 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
         memory_mb=options.memory_mb,
         source=source_path,
         replay_with_compiler=options.replay_with_compiler,
+        uncapped=frozenset({"quokka"}) if options.model else frozenset(),
     )
     return Portfolio(program, config).run(strategies(program, options, proposers, source))
 
@@ -69,10 +70,11 @@ def verify_path(path: Path, options: Options) -> Result:
     except UnsupportedFeature as exc:
         return Result(Verdict.UNKNOWN, str(exc), str(c_file), time.monotonic() - started)
     if options.dump_dir is not None:
-        from quokka.verifier.dump import dump_program
-
         dump_program(program, options.dump_dir)
-    return verify_program(program, options.with_(data_model=data_model), c_file)
+    result = verify_program(program, options.with_(data_model=data_model), c_file)
+    if options.dump_dir is not None:
+        dump_json(options.dump_dir, "result.json", result.to_json())
+    return result
 
 
 def _read_text(path: Path | None) -> str | None:
@@ -83,5 +85,3 @@ def _read_text(path: Path | None) -> str | None:
     except OSError:
         return None
 
-
-__all__ = ["Budget", "EngineResult", "resolve_input", "verify_path", "verify_program"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types as lsp
 from quokka.verifier.results import Counterexample, Result, Verdict
 
@@ -117,7 +119,16 @@ def _violated_range(source: SourceText, sites: tuple[Site, ...], cex: Counterexa
 def _cex_message(cex: Counterexample) -> str:
     inputs = ", ".join(f"{i.origin}() = {i.value} (line {i.line})" for i in cex.inputs) or "no inputs"
     confirmed = f"; confirmed by {', '.join(cex.confirmed_by)}" if cex.confirmed_by else ""
-    return f"assertion violated — counterexample: {inputs}{confirmed}"
+    message = f"assertion violated — counterexample: {inputs}{confirmed}"
+    if cex.loop_heads:
+        loop, iteration, state = cex.loop_heads[-1]
+        message += f"\nlast loop head: {loop}, iteration {iteration}: {_state(state)}"
+    return message
+
+
+def _state(state: tuple[tuple[str, int], ...]) -> str:
+    """`name = value` for the program's own variables (not the frontend's temporaries like `nd.1`)."""
+    return ", ".join(f"{name} = {value}" for name, value in state if re.fullmatch(r"[A-Za-z_]\w*", name))
 
 
 def _cex_related(uri: str, source: SourceText, result: Result,
@@ -127,9 +138,8 @@ def _cex_related(uri: str, source: SourceText, result: Result,
 
     out = [info(i.line, f"input: {i.origin}() returns {i.value}") for i in cex.inputs]
     for loop, iteration, state in cex.loop_heads[-MAX_LOOP_STATES:]:
-        values = ", ".join(f"{name} = {value}" for name, value in state)
         out.append(info(loop_line(result, loop) or cex.error_line,
-                        f"loop {loop}, iteration {iteration}: {values}"))
+                        f"loop {loop}, iteration {iteration}: {_state(state)}"))
     steps = _dedupe(cex.path_lines)
     shown = steps[-MAX_PATH_STEPS:]
     for index, line in enumerate(shown, start=len(steps) - len(shown) + 1):

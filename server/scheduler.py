@@ -85,6 +85,7 @@ class Scheduler:
     # ----------------------------------------------------------------- document events
 
     def opened(self, uri: str, version: int, text: str) -> None:
+        self.cancel(uri)
         self.docs[uri] = DocState(uri, version, text)
         if self.settings.verify_on != "manual":
             self.schedule(uri)

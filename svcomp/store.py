@@ -226,8 +226,13 @@ class Store:
         return [r for r in runs if wanted is None or r.id in wanted]
 
     def start_session(self, run_id: int) -> int:
+        """A new session of `run_id`; earlier ones that never ended are marked `killed` (this
+        writer holds the lock, so no other process is still working on them)."""
         row = {"run_id": run_id, "pid": os.getpid(), "host": os.uname().nodename, "started_at": now()}
         with self.db.conn:
+            self.db.execute(
+                "update sessions set status = 'killed' where run_id = ? and ended_at is null", [run_id]
+            )
             return int(self.db.table("sessions").insert(row).last_pk or 0)
 
     def end_session(self, session_id: int, status: str) -> None:

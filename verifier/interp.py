@@ -22,6 +22,8 @@ Conventions (beyond the IR's semantics):
 * `overflows` lists, once each in order of first occurrence, the statements where a signed
   operation produced a value outside its type (C's undefined overflow; `INT_MIN % -1`
   included); the run continues with the mathematical value, as the IR defines.
+* "limit" also ends a run whose expression evaluation exceeds Python's recursion limit (an
+  expression nested hundreds deep; `message` says so).
 * `steps` counts executed instructions: statements, loop-head passes and the jumps that end a
   `then` branch; `path` lists the coordinates of executed statements and loop heads, with
   consecutive duplicates merged.
@@ -243,59 +245,103 @@ def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Co
     return lambda env: v if lo <= (v := f(a(env), b(env))) <= hi else fix(env, v)
 
 
+_VALUE, _TRUTH = "value", "truth"
+# How to compile a node: what it needs compiled first (sub-expression, context), and how to build
+# its closure from theirs.
+_Rule = tuple[list[tuple[Expr, str]], Callable[[list[Any]], Any]]
+
+
 class _Exprs:
-    """Compiles expressions of one program; `coord` is the statement being compiled."""
+    """Compiles expressions of one program; `coord` is the statement being compiled.
+
+    A node compiles in one of two contexts: "value" (a closure returning the C value) or "truth"
+    (a closure returning `value != 0` as a Python bool, which spares conditions the int 0/1 round
+    trip). The walk uses an explicit stack: expressions nested deeper than Python's recursion limit
+    compile (evaluating them may still hit the limit; `run` reports that as "limit").
+    """
 
     def __init__(self, slots: Mapping[str, int], file: str) -> None:
         self.slots = slots
         self.coord = Coord(file, 0, 0)
 
     def value(self, e: Expr) -> Fn:
-        if isinstance(e, Const):
-            k = e.value
-            return lambda env: k
-        if isinstance(e, Var):
-            return operator.itemgetter(self.slots[e.name])
-        if isinstance(e, Binary):
-            if e.op in _COMPARE or e.op in ("&&", "||"):
-                return _as_int(self.truth(e))
-            return self._arith(e)
-        if isinstance(e, Unary):
-            return self._unary(e)
-        if isinstance(e, Cast):
-            return self._cast(e)
-        if isinstance(e, Ite):
-            c, t, o = self.truth(e.cond), self.value(e.then), self.value(e.orelse)
-            return lambda env: t(env) if c(env) else o(env)
-        if isinstance(e, Select):
-            return self._select(e)
-        if isinstance(e, Store):
-            return self._store(e)
-        raise TypeError(f"not an IR expression: {type(e).__name__}")
+        fn: Fn = self._compile(e, _VALUE)
+        return fn
 
     def truth(self, e: Expr) -> Pred:
-        """`e != 0` as a Python bool (conditions skip the int 0/1 round trip)."""
+        fn: Pred = self._compile(e, _TRUTH)
+        return fn
+
+    def updates(self, chain: Sequence[Store]) -> _Updates:
+        check = _bounds_check(chain[0].type)
+        return check, tuple((self.value(s.index), self.value(s.value)) for s in chain)
+
+    def _compile(self, root: Expr, context: str) -> Any:
+        done: dict[tuple[int, str], Any] = {}
+        stack: list[tuple[Expr, str, _Rule | None]] = [(root, context, None)]
+        while stack:
+            node, ctx, rule = stack.pop()
+            if (id(node), ctx) in done:
+                continue
+            if rule is None:
+                rule = self._rule(node, ctx)
+                stack.append((node, ctx, rule))
+                stack.extend((d, c, None) for d, c in reversed(rule[0]))
+            else:
+                done[id(node), ctx] = rule[1]([done[id(d), c] for d, c in rule[0]])
+        return done[id(root), context]
+
+    def _rule(self, e: Expr, ctx: str) -> _Rule:
+        if ctx == _TRUTH:
+            return self._truth_rule(e)
+        if isinstance(e, Const):
+            k = e.value
+            return [], lambda _: lambda env: k
+        if isinstance(e, Var):
+            return [], lambda _: operator.itemgetter(self.slots[e.name])
+        if isinstance(e, Binary) and e.op not in _COMPARE and e.op not in ("&&", "||"):
+            return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: self._arith(e, f[0], f[1])
+        if isinstance(e, Unary) and e.op != "!":
+            return [(e.operand, _VALUE)], lambda f: self._unary(e, f[0])
+        if isinstance(e, (Binary, Unary)):
+            return [(e, _TRUTH)], lambda f: _as_int(f[0])
+        if isinstance(e, Cast):
+            return [(e.operand, _VALUE)], lambda f: _cast(e.type, f[0])
+        if isinstance(e, Ite):
+            return [(e.cond, _TRUTH), (e.then, _VALUE), (e.orelse, _VALUE)], lambda f: _ite(*f)
+        if isinstance(e, Select):
+            return [(e.array, _VALUE), (e.index, _VALUE)], lambda f: _select(e, f[0], f[1])
+        if isinstance(e, Store):
+            return self._store_rule(e)
+        raise TypeError(f"not an IR expression: {type(e).__name__}")
+
+    def _truth_rule(self, e: Expr) -> _Rule:
         if isinstance(e, Binary) and e.op in _COMPARE:
-            left = self.value(e.left)
             if isinstance(e.right, Const):
-                return _COMPARE_CONST[e.op](left, e.right.value)
-            return _COMPARE[e.op](left, self.value(e.right))
+                k, op = e.right.value, e.op
+                return [(e.left, _VALUE)], lambda f: _COMPARE_CONST[op](f[0], k)
+            return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _COMPARE[e.op](f[0], f[1])
         if isinstance(e, Binary) and e.op in ("&&", "||"):
-            a, b = self.truth(e.left), self.truth(e.right)
-            if e.op == "&&":
-                return lambda env: a(env) and b(env)
-            return lambda env: a(env) or b(env)
+            return [(e.left, _TRUTH), (e.right, _TRUTH)], lambda f: _logic(e.op, f[0], f[1])
         if isinstance(e, Unary) and e.op == "!":
-            a = self.truth(e.operand)
-            return lambda env: not a(env)
+            return [(e.operand, _TRUTH)], lambda f: _not(f[0])
         if isinstance(e, Const):
             k = e.value != 0
-            return lambda env: k
-        v = self.value(e)
-        return lambda env: v(env) != 0
+            return [], lambda _: lambda env: k
+        return [(e, _VALUE)], lambda f: _nonzero(f[0])
 
-    def _arith(self, e: Binary) -> Fn:
-        a, b, ty, op = self.value(e.left), self.value(e.right), e.type, e.op
+    def _store_rule(self, e: Store) -> _Rule:
+        base, chain = store_chain(e)
+        deps = [(base, _VALUE)] + [(x, _VALUE) for s in chain for x in (s.index, s.value)]
+
+        def build(f: list[Fn]) -> Fn:
+            pairs = tuple((f[k], f[k + 1]) for k in range(1, len(f), 2))
+            return _store(f[0], (_bounds_check(e.type), pairs))
+
+        return deps, build
+
+    def _arith(self, e: Binary, a: Fn, b: Fn) -> Fn:
+        ty, op = e.type, e.op
         if op in _RING and not ty.is_bool:
             return _ring(op, e.left, e.right, a, b, ty, self.coord)
         arith = semantics.arith
@@ -306,48 +352,59 @@ class _Exprs:
             return _checked_mod(a, b, ty, self.coord)
         return raw
 
-    def _unary(self, e: Unary) -> Fn:
-        if e.op == "!":
-            return _as_int(self.truth(e))
-        a, ty, op, unary = self.value(e.operand), e.type, e.op, semantics.unary
+    def _unary(self, e: Unary, a: Fn) -> Fn:
+        ty, op, unary = e.type, e.op, semantics.unary
         if op == "-" and ty.signed:
             return _in_type(lambda env: -a(env), ty, self.coord)
         return lambda env: unary(op, a(env), ty)
 
-    def _cast(self, e: Cast) -> Fn:
-        a, ty, wrap = self.value(e.operand), e.type, semantics.wrap
-        if ty.is_bool:
-            return lambda env: wrap(a(env), ty)
-        lo, hi = ty.min, ty.max
-        return lambda env: v if lo <= (v := a(env)) <= hi else wrap(v, ty)
 
-    def _select(self, e: Select) -> Fn:
-        array, index = self.value(e.array), self.value(e.index)
-        assert isinstance(e.array.type, ArrayType)
-        check = _bounds_check(e.array.type)
+def _logic(op: str, a: Pred, b: Pred) -> Pred:
+    if op == "&&":
+        return lambda env: a(env) and b(env)
+    return lambda env: a(env) or b(env)
 
-        def select(env: Env) -> int:
-            a: _Array = array(env)
-            i: int = index(env)
-            check(i)
-            return a[i]
 
-        return select
+def _not(a: Pred) -> Pred:
+    return lambda env: not a(env)
 
-    def _store(self, e: Store) -> Fn:
-        base, chain = store_chain(e)
-        array, updates = self.value(base), self.updates(chain)
 
-        def store(env: Env) -> _Array:
-            new: _Array = array(env).clone()
-            _apply(new, updates, env)
-            return new
+def _nonzero(v: Fn) -> Pred:
+    return lambda env: v(env) != 0
 
-        return store
 
-    def updates(self, chain: Sequence[Store]) -> _Updates:
-        check = _bounds_check(chain[0].type)
-        return check, tuple((self.value(s.index), self.value(s.value)) for s in chain)
+def _cast(ty: IntType, a: Fn) -> Fn:
+    wrap = semantics.wrap
+    if ty.is_bool:
+        return lambda env: wrap(a(env), ty)
+    lo, hi = ty.min, ty.max
+    return lambda env: v if lo <= (v := a(env)) <= hi else wrap(v, ty)
+
+
+def _ite(c: Pred, t: Fn, o: Fn) -> Fn:
+    return lambda env: t(env) if c(env) else o(env)
+
+
+def _select(e: Select, array: Fn, index: Fn) -> Fn:
+    assert isinstance(e.array.type, ArrayType)
+    check = _bounds_check(e.array.type)
+
+    def select(env: Env) -> int:
+        a: _Array = array(env)
+        i: int = index(env)
+        check(i)
+        return a[i]
+
+    return select
+
+
+def _store(array: Fn, updates: _Updates) -> Fn:
+    def store(env: Env) -> _Array:
+        new: _Array = array(env).clone()
+        _apply(new, updates, env)
+        return new
+
+    return store
 
 
 # A chain of stores into one array: the bounds check, then (index, value) in application order.
@@ -564,51 +621,45 @@ def _set(slot: int, value: Fn) -> _Pending:
     return make
 
 
-def _store_in_place(slot: int, updates: _Updates) -> _Pending:
+def _then_next(action: Callable[[Env], None]) -> _Pending:
+    """An instruction that performs `action` and continues with the next one."""
+
     def make(pc: int, labels: Mapping[int, int]) -> Instr:
         nxt = pc + 1
 
-        def store(env: Env) -> int:
-            _apply(env[slot], updates, env)
+        def instruction(env: Env) -> int:
+            action(env)
             return nxt
 
-        return store
+        return instruction
 
     return make
+
+
+def _store_in_place(slot: int, updates: _Updates) -> _Pending:
+    return _then_next(lambda env: _apply(env[slot], updates, env))
 
 
 def _havoc_int(slot: int, decl: VarDecl, stmt: Havoc, ty: IntType) -> _Pending:
-    def make(pc: int, labels: Mapping[int, int]) -> Instr:
-        nxt = pc + 1
+    def havoc(env: Env) -> None:
+        env[slot] = env[0].take(decl, stmt, ty)
 
-        def havoc(env: Env) -> int:
-            env[slot] = env[0].take(decl, stmt, ty)
-            return nxt
-
-        return havoc
-
-    return make
+    return _then_next(havoc)
 
 
 def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pending:
-    def make(pc: int, labels: Mapping[int, int]) -> Instr:
-        nxt = pc + 1
+    def havoc(env: Env) -> None:
+        state: _RunState = env[0]
+        drawn: dict[int, int] = {}
 
-        def havoc(env: Env) -> int:
-            state: _RunState = env[0]
-            drawn: dict[int, int] = {}
+        def fill(index: int) -> int:
+            if index not in drawn:
+                drawn[index] = state.take(decl, stmt, elem)
+            return drawn[index]
 
-            def fill(index: int) -> int:
-                if index not in drawn:
-                    drawn[index] = state.take(decl, stmt, elem)
-                return drawn[index]
+        env[slot] = _Array(fill=fill)
 
-            env[slot] = _Array(fill=fill)
-            return nxt
-
-        return havoc
-
-    return make
+    return _then_next(havoc)
 
 
 # ----------------------------------------------------------------------------- running
@@ -661,6 +712,8 @@ def _execute(code: Sequence[Instr], env: Env, max_steps: int, trace: list[int] |
         return stop.outcome, stop.stmt, "", pc, steps
     except semantics.UndefinedBehaviour as ub:
         return "ub", None, str(ub), pc, steps
+    except RecursionError:
+        return "limit", None, "an expression is nested too deeply for Python's recursion limit", pc, steps
     return ("exit" if pc >= n else "limit"), None, "", pc, steps
 
 
@@ -720,7 +773,7 @@ class Runner:
         if outcome == "ub":
             return f"undefined behaviour at {where}: {detail}"
         if outcome == "limit":
-            return f"step limit reached at {where}"
+            return f"{detail or 'step limit reached'} at {where}"
         return "main returned"
 
 

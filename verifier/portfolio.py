@@ -8,9 +8,12 @@ an UNSAFE input sequence is replayed in the interpreter and, where possible, by 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import os
 import resource
+import signal
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -32,6 +35,7 @@ class PortfolioConfig:
     source: Path | None = None  # the original C file, for replay with a compiler
     replay_with_compiler: bool = True
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
+    uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
 
 
 @dataclass
@@ -41,10 +45,14 @@ class _Running:
     conn: mpc.Connection
 
 
-def _child(strategy: Strategy, program: Program, deadline: float, memory_mb: int, conn: mpc.Connection) -> None:
+def _child(
+    strategy: Strategy, program: Program, deadline: float, memory_mb: int | None, conn: mpc.Connection
+) -> None:
+    os.setpgrp()  # its own process group, so that killing it also kills what it started
     try:
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if memory_mb is not None:
+            limit = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         conn.send(strategy(program, Budget(deadline)))
     except MemoryError:
         conn.send(("error", "out of memory"))
@@ -54,13 +62,12 @@ def _child(strategy: Strategy, program: Program, deadline: float, memory_mb: int
         conn.close()
 
 
-def _start(name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int) -> _Running:
+def _start(name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int | None) -> _Running:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(
         target=_child, args=(strategy, program, budget.deadline, memory_mb, child), name=f"quokka-{name}"
     )
-    proc.daemon = True
     proc.start()
     child.close()
     return _Running(name, proc, parent)
@@ -79,8 +86,10 @@ def _receive(run: _Running) -> EngineResult:
 
 def _stop(running: list[_Running]) -> None:
     for run in running:
-        if run.process.is_alive():
-            run.process.kill()
+        pid = run.process.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
     for run in running:
         run.process.join(timeout=5)
         run.conn.close()
@@ -98,11 +107,14 @@ class Portfolio:
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
         budget = Budget.of(self.config.timeout_s)
-        running = [_start(n, s, self.program, budget, self.config.memory_mb) for n, s in strategies.items()]
+        running = [_start(n, s, self.program, budget, self._memory(n)) for n, s in strategies.items()]
         try:
             return self._race(running, budget)
         finally:
             _stop(running)
+
+    def _memory(self, name: str) -> int | None:
+        return None if name in self.config.uncapped else self.config.memory_mb
 
     def _race(self, running: list[_Running], budget: Budget) -> Result:
         pending = list(running)

@@ -93,50 +93,66 @@ def format_const(value: int, ty: IntType) -> str:
     return f"{value}{suffix}"
 
 
+_Part = str | Expr
+
+
+def _wrapped(e: Expr, parens: bool) -> list[_Part]:
+    return ["(", e, ")"] if parens else [e]
+
+
+def _starts_with_minus(e: Expr) -> bool:
+    """Whether `e` prints with a leading `-` (so `-` before it would read as `--`)."""
+    if isinstance(e, Unary):
+        return e.op == "-"
+    return isinstance(e, Const) and format_const(e.value, e.type).startswith("-")
+
+
 class _ExprPrinter:
+    """Prints with an explicit stack of pending parts (text, or an expression still to print)."""
+
     def __init__(self, names: Names | None) -> None:
         self.names = names or {}
 
-    def fmt(self, e: Expr) -> str:
+    def fmt(self, root: Expr) -> str:
+        out: list[str] = []
+        stack: list[_Part] = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+            else:
+                stack.extend(reversed(self._parts(item)))
+        return "".join(out)
+
+    def _parts(self, e: Expr) -> list[_Part]:
         if isinstance(e, Const):
-            return format_const(e.value, e.type)
+            return [format_const(e.value, e.type)]
         if isinstance(e, Var):
-            return self.names.get(e.name, e.name)
+            return [self.names.get(e.name, e.name)]
         if isinstance(e, Binary):
-            return self._binary(e)
-        if isinstance(e, Unary):
-            return e.op + self._operand_of_unary(e.operand, e.op)
-        if isinstance(e, Cast):
-            return f"({e.type.name})" + self._operand_of_unary(e.operand, "")
+            prec = _BINARY_PREC[e.op]
+            op = e.op if e.op in _TIGHT_OPS else f" {e.op} "
+            return [*_wrapped(e.left, _prec(e.left) < prec), op, *_wrapped(e.right, _prec(e.right) <= prec)]
+        if isinstance(e, (Unary, Cast)):
+            prefix = e.op if isinstance(e, Unary) else f"({e.type.name})"
+            parens = _prec(e.operand) < _UNARY or (prefix == "-" and _starts_with_minus(e.operand))
+            return [prefix, *_wrapped(e.operand, parens)]
         if isinstance(e, Ite):
-            cond = self._wrap(e.cond, _prec(e.cond) <= _TERNARY)
-            return f"{cond} ? {self.fmt(e.then)} : {self._wrap(e.orelse, _prec(e.orelse) < _TERNARY)}"
+            cond, orelse = (
+                _wrapped(e.cond, _prec(e.cond) <= _TERNARY),
+                _wrapped(e.orelse, _prec(e.orelse) < _TERNARY),
+            )
+            return [*cond, " ? ", e.then, " : ", *orelse]
         if isinstance(e, Select):
-            return f"{self._wrap(e.array, _prec(e.array) < _POSTFIX)}[{self.fmt(e.index)}]"
+            return [*_wrapped(e.array, _prec(e.array) < _POSTFIX), "[", e.index, "]"]
         if isinstance(e, Store):
             base, chain = store_chain(e)
-            text = self.fmt(base)
-            for s in chain:
-                text = f"store({text}, {self.fmt(s.index)}, {self.fmt(s.value)})"
-            return text
+            return [
+                "store(" * len(chain),
+                base,
+                *(p for s in chain for p in (", ", s.index, ", ", s.value, ")")),
+            ]
         raise TypeError(f"not an IR expression: {type(e).__name__}")
-
-    def _wrap(self, e: Expr, parens: bool) -> str:
-        text = self.fmt(e)
-        return f"({text})" if parens else text
-
-    def _binary(self, e: Binary) -> str:
-        prec = _BINARY_PREC[e.op]
-        left = self._wrap(e.left, _prec(e.left) < prec)
-        right = self._wrap(e.right, _prec(e.right) <= prec)
-        op = e.op if e.op in _TIGHT_OPS else f" {e.op} "
-        return f"{left}{op}{right}"
-
-    def _operand_of_unary(self, operand: Expr, op: str) -> str:
-        text = self.fmt(operand)
-        # `- -x` would read as the decrement operator `--x`.
-        parens = _prec(operand) < _UNARY or (op == "-" and text.startswith("-"))
-        return f"({text})" if parens else text
 
 
 def format_expr(e: Expr, names: Names | None = None) -> str:

@@ -23,6 +23,7 @@ from .ir import (
     Type,
     Unary,
     Var,
+    store_chain,
 )
 
 Env = Mapping[str, z3.ExprRef]
@@ -103,7 +104,7 @@ class Translator:
         if isinstance(e, Select):
             return z3.Select(self.term(e.array), self.term(e.index))
         if isinstance(e, Store):
-            return z3.Store(self.term(e.array), self.term(e.index), self.term(e.value))
+            return self._stores(e)
         raise TypeError(f"not an IR expression: {e!r}")
 
     def formula(self, e: Expr) -> z3.BoolRef:
@@ -119,6 +120,13 @@ class Translator:
         if isinstance(e, Const):
             return z3.BoolVal(e.value != 0)
         return self.term(e) != 0
+
+    def _stores(self, e: Store) -> z3.ExprRef:
+        base, chain = store_chain(e)  # iterative: initialisers make chains thousands deep
+        array = self.term(base)
+        for store in chain:
+            array = z3.Store(array, self.term(store.index), self.term(store.value))
+        return array
 
     def _unary(self, e: Unary) -> z3.ExprRef:
         if e.op == "!":

@@ -41,7 +41,7 @@ from .ir import (
     Type,
     Unary,
     Var,
-    store_chain,
+    children,
 )
 
 
@@ -61,93 +61,108 @@ def _int(ty: Type, what: str) -> IntType:
 
 
 class _ExprChecker:
-    """Checks expressions against the declared variable types; returns each node's type."""
+    """Checks expressions against the declared variable types and returns their types.
+
+    Post-order with an explicit stack (no recursion, whatever the nesting); each rule gets the
+    node and the types of its children (in `ir.children` order).
+    """
 
     def __init__(self, decls: Mapping[str, Type]) -> None:
         self.decls = decls
-        self.table: dict[type, Callable[[Any], Type]] = {
+        self.table: dict[type, Callable[[Any, list[Type]], Type]] = {
             Const: self._const,
             Var: self._var,
-            Unary: self._unary,
-            Binary: self._binary,
-            Cast: self._cast,
-            Ite: self._ite,
-            Select: self._select,
-            Store: self._store,
+            Unary: _unary,
+            Binary: _binary,
+            Cast: _cast,
+            Ite: _ite,
+            Select: _select,
+            Store: _store,
         }
 
-    def check(self, e: Expr) -> Type:
-        handler = self.table.get(type(e))
-        if handler is None:
-            raise _Fail(f"not an IR expression: {type(e).__name__}")
-        return handler(e)
+    def check(self, root: Expr) -> Type:
+        types: dict[int, Type] = {}
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            rule = self.table.get(type(node))
+            if rule is None:
+                raise _Fail(f"not an IR expression: {type(node).__name__}")
+            if id(node) in types:
+                continue
+            if expanded:
+                types[id(node)] = rule(node, [types[id(c)] for c in children(node)])
+            else:
+                stack.append((node, True))
+                stack.extend((c, False) for c in reversed(children(node)))
+        return types[id(root)]
 
     def check_int(self, e: Expr, what: str) -> IntType:
         return _int(self.check(e), what)
 
-    def _const(self, e: Const) -> Type:
+    def _const(self, e: Const, _: list[Type]) -> Type:
         _require(isinstance(e.type, IntType), f"constant {e.value} has non-integer type {e.type}")
         _require(e.type.min <= e.value <= e.type.max, f"constant {e.value} is not a value of {e.type}")
         return e.type
 
-    def _var(self, e: Var) -> Type:
+    def _var(self, e: Var, _: list[Type]) -> Type:
         declared = self.decls.get(e.name)
         _require(declared is not None, f"undeclared variable {e.name}")
         _require(declared == e.type, f"variable {e.name} used as {e.type}, declared {declared}")
         return e.type
 
-    def _unary(self, e: Unary) -> Type:
-        _require(e.op in ("-", "~", "!"), f"unknown unary operator {e.op!r}")
-        operand = self.check_int(e.operand, f"operand of {e.op}")
-        if e.op == "!":
-            _require(e.type == INT, f"! yields int, not {e.type}")
-        else:
-            _require(operand == e.type, f"operand of {e.op} is {operand}, operator type {e.type}")
-        return e.type
 
-    def _binary(self, e: Binary) -> Type:
-        left = self.check_int(e.left, f"left operand of {e.op}")
-        right = self.check_int(e.right, f"right operand of {e.op}")
-        if e.op in ARITH_OPS:
-            _require(left == right == e.type, f"operands of {e.op} are {left} and {right}, operator {e.type}")
-        elif e.op in COMPARE_OPS:
-            _require(left == right, f"operands of {e.op} have different types {left} and {right}")
-            _require(e.type == INT, f"comparison {e.op} yields int, not {e.type}")
-        elif e.op in LOGIC_OPS:
-            _require(e.type == INT, f"{e.op} yields int, not {e.type}")
-        else:
-            raise _Fail(f"unknown binary operator {e.op!r}")
-        return e.type
+def _unary(e: Unary, sub: list[Type]) -> Type:
+    _require(e.op in ("-", "~", "!"), f"unknown unary operator {e.op!r}")
+    operand = _int(sub[0], f"operand of {e.op}")
+    if e.op == "!":
+        _require(e.type == INT, f"! yields int, not {e.type}")
+    else:
+        _require(operand == e.type, f"operand of {e.op} is {operand}, operator type {e.type}")
+    return e.type
 
-    def _cast(self, e: Cast) -> Type:
-        self.check_int(e.operand, "operand of a cast")
-        _int(e.type, "a cast")
-        return e.type
 
-    def _ite(self, e: Ite) -> Type:
-        self.check_int(e.cond, "condition of ?:")
-        then, orelse = self.check(e.then), self.check(e.orelse)
-        _require(then == orelse == e.type, f"branches of ?: are {then} and {orelse}, result {e.type}")
-        return e.type
+def _binary(e: Binary, sub: list[Type]) -> Type:
+    left, right = _int(sub[0], f"left operand of {e.op}"), _int(sub[1], f"right operand of {e.op}")
+    if e.op in ARITH_OPS:
+        _require(left == right == e.type, f"operands of {e.op} are {left} and {right}, operator {e.type}")
+    elif e.op in COMPARE_OPS:
+        _require(left == right, f"operands of {e.op} have different types {left} and {right}")
+        _require(e.type == INT, f"comparison {e.op} yields int, not {e.type}")
+    elif e.op in LOGIC_OPS:
+        _require(e.type == INT, f"{e.op} yields int, not {e.type}")
+    else:
+        raise _Fail(f"unknown binary operator {e.op!r}")
+    return e.type
 
-    def _select(self, e: Select) -> Type:
-        array = self.check(e.array)
-        _require(isinstance(array, ArrayType), f"indexing a non-array of type {array}")
-        assert isinstance(array, ArrayType)
-        self.check_int(e.index, "array index")
-        _require(array.elem == e.type, f"element of {array} read as {e.type}")
-        return e.type
 
-    def _store(self, e: Store) -> Type:
-        base, chain = store_chain(e)
-        array = self.check(base)
-        for s in chain:
-            _require(array == s.type, f"store into {array} typed {s.type}")
-            _require(isinstance(s.type, ArrayType), f"store typed {s.type}")
-            self.check_int(s.index, "array index")
-            value = self.check(s.value)
-            _require(value == s.type.elem, f"storing {value} into {s.type}")
-        return e.type
+def _cast(e: Cast, sub: list[Type]) -> Type:
+    _int(sub[0], "operand of a cast")
+    return _int(e.type, "a cast")
+
+
+def _ite(e: Ite, sub: list[Type]) -> Type:
+    _int(sub[0], "condition of ?:")
+    _require(sub[1] == sub[2] == e.type, f"branches of ?: are {sub[1]} and {sub[2]}, result {e.type}")
+    return e.type
+
+
+def _select(e: Select, sub: list[Type]) -> Type:
+    array = sub[0]
+    _require(isinstance(array, ArrayType), f"indexing a non-array of type {array}")
+    assert isinstance(array, ArrayType)
+    _int(sub[1], "array index")
+    _require(array.elem == e.type, f"element of {array} read as {e.type}")
+    return e.type
+
+
+def _store(e: Store, sub: list[Type]) -> Type:
+    array, index, value = sub
+    _require(isinstance(e.type, ArrayType), f"store typed {e.type}")
+    _require(array == e.type, f"store into {array} typed {e.type}")
+    _int(index, "array index")
+    _require(value == e.type.elem, f"storing {value} into {e.type}")
+    return e.type
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,19 @@ vim.lsp.config("quokka", {
   filetypes = { "c" },
   root_markers = { "pyproject.toml", ".git" },
   settings = { quokka = settings },
+  handlers = {
+    -- Neovim 0.11's own refresh handler can leave the new hints undrawn while the buffer is unchanged
+    -- (a redraw between its request and the answer marks the lines as up to date): re-enable instead,
+    -- which starts the buffer's hint state afresh.
+    ["workspace/inlayHint/refresh"] = function(_, _, ctx)
+      for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(ctx.client_id)) do
+        if vim.lsp.inlay_hint.is_enabled({ bufnr = bufnr }) then
+          vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
+        end
+      end
+      return vim.NIL
+    end,
+  },
   commands = {
     -- "Copy proven invariant" runs here, in the editor: into the unnamed and the clipboard registers.
     ["quokka.copyInvariant"] = function(command)
@@ -34,7 +47,8 @@ vim.lsp.config("quokka", {
   on_attach = function(client, bufnr)
     vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
     vim.lsp.codelens.refresh({ bufnr = bufnr })
-    vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost", "CursorHold" }, {
+    -- Neovim does not take workspace/codeLens/refresh: refresh when a verification has published
+    vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost", "CursorHold", "DiagnosticChanged" }, {
       buffer = bufnr,
       callback = function() vim.lsp.codelens.refresh({ bufnr = bufnr }) end,
     })

@@ -37,6 +37,9 @@ __all__ = [
 ]
 
 
+BUDGET_SHARE = 0.6  # of a round's remaining budget; Houdini and the two-query check need the rest
+
+
 def _extra(extra: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
     value = extra.get(key, default)
     if value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
@@ -105,21 +108,22 @@ class LLMProposer:
         return self._dedup[1]
 
     def request(self, context: ProposalContext) -> SampleRequest:
+        """Sampling settings for one round: at most `BUDGET_SHARE` of the time left to the run."""
         c = self.config
-        timeout = max(1.0, min(c.timeout_s, context.budget_s))
+        timeout = max(1.0, min(c.timeout_s, BUDGET_SHARE * context.budget_s))
         return SampleRequest(c.samples, c.temperature, c.max_new_tokens, context.seed, timeout)
 
     def propose(self, context: ProposalContext) -> list[Candidate]:
         from .answers import parse_answers
         from .dedup import deduplicate
 
-        if context.source is None:
-            return [Candidate("", num(1), "", self.name, rejected="the prompt needs the program's C source")]
         dedup = self._deduplicator(context.program)
         key = _ctis_key(context.ctis)
         if not context.program.loops or key in self._asked:
             return []
         self._asked.add(key)
+        if context.source is None:
+            return [Candidate("", num(1), "", self.name, rejected="the prompt needs the program's C source")]
         answers = self.backend.sample(
             messages_for_context(context, self.config.prompt), self.request(context)
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,11 +142,17 @@ class LocalModel:
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
         """`request.n` answers sampled from one prefill of the prompt."""
         ids = self.encode(messages)
-        return [self.tokenizer.decode(t, skip_special_tokens=True) for t in self.sample_ids(ids, request)]
+        try:
+            tokens = self.sample_ids(ids, request)
+        except MemoryError as exc:
+            raise ModelError(f"out of memory while sampling{memory_hint()}") from exc
+        return [self.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
 
     def sample_ids(self, prompt_ids: Any, request: SampleRequest) -> list[list[int]]:
         import torch
 
+        if request.n <= 0:
+            return []
         self._check_length(int(prompt_ids.shape[1]), request.max_new_tokens)
         deadline = time.monotonic() + request.timeout_s
         generator = torch.Generator(device=self.device).manual_seed(request.seed)
@@ -189,18 +196,35 @@ class LocalModel:
             )
 
 
-def _load(directory: Path, dtype: str, device: str) -> LocalModel:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def memory_hint() -> str:
+    """Why loading may run out of memory: the address-space limit of this process, if any."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    return (
+        f" (this process may map at most {limit >> 20} MB: raise the memory limit, or serve the model "
+        "with `quokka serve-model DIR` and use --endpoint)"
+    )
 
-    dev = choose_device(device)
+
+def _load(directory: Path, dtype: str, device: str) -> LocalModel:
     try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise ModelError(
+            f"the local model backend needs torch and transformers (the [llm] extra): {exc}"
+        ) from exc
+    try:
+        dev = choose_device(device)
         tokenizer: Any = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
         model: Any = AutoModelForCausalLM.from_pretrained(
             str(directory), dtype=choose_dtype(dtype, dev), local_files_only=True
         )
+        model.to(dev)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load a causal language model from {directory}: {exc}") from exc
-    model.to(dev)
+    except (MemoryError, RuntimeError) as exc:
+        raise ModelError(f"cannot load the model in {directory}: {exc}{memory_hint()}") from exc
     model.eval()
     return LocalModel(model, tokenizer, dev)
 

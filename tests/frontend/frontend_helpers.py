@@ -7,6 +7,7 @@ nondeterministic inputs; both must agree on the outcome.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import tempfile
@@ -116,10 +117,8 @@ class Interp:
         elif isinstance(s, Loop):
             self.loop(s)
         elif isinstance(s, Scope):
-            try:
+            with contextlib.suppress(_Return):
                 self.block(s.body)
-            except _Return:
-                pass
         elif isinstance(s, Break):
             raise _Break
         elif isinstance(s, Continue):
@@ -132,15 +131,13 @@ class Interp:
     def loop(self, s: Loop) -> None:
         while True:
             try:
-                try:
+                with contextlib.suppress(_Continue):
                     self.block(s.body)
-                except _Continue:
-                    pass
                 self.block(s.step)
             except _Break:
                 return
 
-    def eval(self, e: Expr) -> object:  # noqa: C901 - a plain dispatcher
+    def eval(self, e: Expr) -> object:
         if isinstance(e, Const):
             assert e.type.min <= e.value <= e.type.max, e
             return e.value
@@ -209,7 +206,9 @@ def run_gcc(src: str, inputs: Sequence[int] = ()) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         c_file = Path(tmp) / "t.c"
         exe = Path(tmp) / "t"
-        driver = "\n#undef main\nint main(int argc, char **argv) { q_argc = argc; q_argv = argv; q_user_main();"
+        driver = (
+            "\n#undef main\nint main(int argc, char **argv) { q_argc = argc; q_argv = argv; q_user_main();"
+        )
         driver += " return 0; }\n"
         c_file.write_text(HARNESS + src + driver)
         subprocess.run([GCC, "-w", "-O0", "-o", str(exe), str(c_file)], check=True, capture_output=True)

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from quokka.verifier import cexpr
 from quokka.verifier.cexpr import CTypes
 from quokka.verifier.ir import INT, Binary, Cast, Const, IntType, Var
@@ -60,8 +59,18 @@ def test_bad_literals(text: str) -> None:
         cexpr.int_literal(LP64, text)
 
 
-@pytest.mark.parametrize(("text", "value"), [("'a'", 97), ("'\\n'", 10), ("'\\0'", 0), ("'\\x41'", 65),
-                                             ("'\\101'", 65), ("'\\xff'", -1), ("'\\''", 39)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("'a'", 97),
+        ("'\\n'", 10),
+        ("'\\0'", 0),
+        ("'\\x41'", 65),
+        ("'\\101'", 65),
+        ("'\\xff'", -1),
+        ("'\\''", 39),
+    ],
+)
 def test_char_literals(text: str, value: int) -> None:
     assert cexpr.char_literal(text) == Const(value, INT)
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from quokka.verifier.cli_parse import register
 from quokka.verifier.errors import InputError
 from quokka.verifier.task import read_task
@@ -36,8 +35,15 @@ def test_ok_json_lists_loops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert report["status"] == "ok" and report["message"] == "" and report["data_model"] == "LP64"
     assert report["file"] == str(path)
     (loop,) = report["loops"]
-    assert loop == {"id": "L3", "line": 3, "column": 3, "insert_after_line": 2, "variables": ["x"],
-                    "function": "main", "parent": None}
+    assert loop == {
+        "id": "L3",
+        "line": 3,
+        "column": 3,
+        "insert_after_line": 2,
+        "variables": ["x"],
+        "function": "main",
+        "parent": None,
+    }
 
 
 def test_text_output_and_dump_ir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,9 +73,13 @@ def test_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_task_yml_gives_file_and_data_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, "prog.c", PROGRAM)
-    yml = write(tmp_path, "prog.yml", "format_version: '2.0'\ninput_files: 'prog.c'\nproperties:\n"
-                "  - property_file: ../properties/unreach-call.prp\n    expected_verdict: false\n"
-                "options:\n  language: C\n  data_model: ILP32\n")
+    yml = write(
+        tmp_path,
+        "prog.yml",
+        "format_version: '2.0'\ninput_files: 'prog.c'\nproperties:\n"
+        "  - property_file: ../properties/unreach-call.prp\n    expected_verdict: false\n"
+        "options:\n  language: C\n  data_model: ILP32\n",
+    )
     assert quokka("parse", str(yml), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["data_model"] == "ILP32" and report["file"] == str(tmp_path / "prog.c")
@@ -77,12 +87,21 @@ def test_task_yml_gives_file_and_data_model(tmp_path: Path, capsys: pytest.Captu
     assert json.loads(capsys.readouterr().out)["data_model"] == "LP64"
     task = read_task(yml)
     assert (task.file, task.data_model, task.expected, task.property) == (
-        tmp_path / "prog.c", "ILP32", "false", "unreach-call")
+        tmp_path / "prog.c",
+        "ILP32",
+        "false",
+        "unreach-call",
+    )
 
 
 def test_read_task_rejects_malformed_files(tmp_path: Path) -> None:
-    for text in ("[1, 2]", "format_version: '2.0'\n", "input_files: [a.c, b.c]\n", "options: {data_model: LP32}\n"
-                 "input_files: a.c\n", ":\n  - ["):
+    for text in (
+        "[1, 2]",
+        "format_version: '2.0'\n",
+        "input_files: [a.c, b.c]\n",
+        "options: {data_model: LP32}\ninput_files: a.c\n",
+        ":\n  - [",
+    ):
         with pytest.raises(InputError):
             read_task(write(tmp_path, "t.yml", text))
     with pytest.raises(InputError):

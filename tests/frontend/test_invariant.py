@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from frontend_helpers import Interp
-
 from quokka.verifier.errors import InputError, UnsupportedFeature
 from quokka.verifier.frontend import find_acsl_invariants, lower, lower_source, parse_invariant
 from quokka.verifier.ir import INT, Binary, Cast, Const, IntType, Program, Var, free_vars

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from frontend_helpers import run_ir
-
 from quokka.verifier.errors import FrontendError, InputError, UnsupportedFeature
 from quokka.verifier.frontend import lower, lower_source
 from quokka.verifier.ir import (
@@ -47,7 +46,9 @@ def of_type(program: Program, cls: type) -> list:
 
 
 def test_coords_name_the_users_file_with_original_columns() -> None:
-    src = "int main() {\n\tint   x = 0; /* comment */  int y = 1;\n  while (x    <  10) x++;\n  return 0;\n}\n"
+    src = (
+        "int main() {\n\tint   x = 0; /* comment */  int y = 1;\n  while (x    <  10) x++;\n  return 0;\n}\n"
+    )
     program = lower_source(src, "dir/prog.c")
     loop = program.loops[0]
     assert (loop.coord.file, loop.coord.line, loop.coord.column) == ("dir/prog.c", 3, 3)
@@ -131,16 +132,17 @@ def test_for_update_is_the_loop_step_and_do_while_uses_step_only_with_continue()
 def test_while_true_has_no_exit_check() -> None:
     program = lowered("int main() { int x = 0; while (1) { if (x > 5) break; x++; } return 0; }")
     (loop,) = of_type(program, Loop)
-    assert isinstance(loop.body[0], If) and loop.body[0].cond == Binary(">", loop.body[0].cond.left,
-                                                                           Const(5, IntType("int", 32, True)),
-                                                                           IntType("int", 32, True))
+    assert isinstance(loop.body[0], If) and loop.body[0].cond == Binary(
+        ">", loop.body[0].cond.left, Const(5, IntType("int", 32, True)), IntType("int", 32, True)
+    )
 
 
 # ----------------------------------------------------------------------------- names and scopes
 
 
 def test_shadowed_and_inlined_locals_get_unique_names() -> None:
-    src = "int f(int x) { int t = x; return t; }\nint main() { int x = 1; { int x = 2; } f(x); f(x); return 0; }"
+    src = "int f(int x) { int t = x; return t; }\n"
+    src += "int main() { int x = 1; { int x = 2; } f(x); f(x); return 0; }"
     program = lowered(src)
     names = [v.name for v in program.variables]
     assert len(names) == len(set(names))
@@ -254,8 +256,10 @@ def test_arrays_select_store_and_initialisers() -> None:
 
 
 def test_switch_without_fallthrough_needs_no_flags() -> None:
-    src = "int main() { int x = 2, r = 0; switch (x) { case 1: r = 1; break; case 2: case 3: r = 2; break; " \
-          "default: r = 3; } return r; }"
+    src = (
+        "int main() { int x = 2, r = 0; switch (x) { case 1: r = 1; break; case 2: case 3: r = 2; break; "
+        "default: r = 3; } return r; }"
+    )
     program = lowered(src)
     temps = [v.name for v in program.variables if v.kind == "temp"]
     assert not any(t.startswith(("fall", "brk")) for t in temps)
@@ -265,8 +269,10 @@ def test_switch_without_fallthrough_needs_no_flags() -> None:
 
 
 def test_signed_operations_are_overflow_sites_unsigned_are_not() -> None:
-    program = lowered("int main() { int a = 1, b; unsigned u = 2; b = a * 3; u = u * 3; b = -a; "
-                      "b = 2147483647 + 1; return 0; }")
+    program = lowered(
+        "int main() { int a = 1, b; unsigned u = 2; b = a * 3; u = u * 3; b = -a; "
+        "b = 2147483647 + 1; return 0; }"
+    )
     lines = {(c.line, c.column) for c in program.overflow_sites}
     assert len(lines) == 3  # a * 3, -a and the constant overflow; not u * 3
     quiet = lowered("int main() { unsigned u = 2; u = u * 3 + 1; int k = 2 + 3; return 0; }")
@@ -336,7 +342,14 @@ def test_variable_length_array_is_unsupported() -> None:
 
 @pytest.mark.parametrize(
     "src",
-    ["", "   \n", "int main( {", "this is not C", "int main() { return 0 }", "#include <nonexistent_header.h>\n"],
+    [
+        "",
+        "   \n",
+        "int main( {",
+        "this is not C",
+        "int main() { return 0 }",
+        "#include <nonexistent_header.h>\n",
+    ],
 )
 def test_bad_input_raises_quokka_errors_only(src: str) -> None:
     with pytest.raises((InputError, UnsupportedFeature)):
@@ -385,12 +398,14 @@ def test_preprocessed_i_file_with_gnu_extensions(tmp_path) -> None:
     src.write_text(
         '# 1 "g.c"\n'
         "typedef unsigned long size_t;\n"
-        "extern void *malloc(size_t __size) __attribute__ ((__nothrow__ , __leaf__)) __attribute__ ((__malloc__));\n"
+        "extern void *malloc(size_t __size) __attribute__ ((__nothrow__ , __leaf__))"
+        " __attribute__ ((__malloc__));\n"
         "extern int __VERIFIER_nondet_int(void);\n"
         "__extension__ typedef long long int64;\n"
         "static __inline int twice(int x) { return 2 * x; }\n"
         "int main() { int64 a = twice(__VERIFIER_nondet_int()); "
-        "if (__builtin_expect(a > 10, 0)) { __assert_fail(\"a\", \"g.c\", 7, __extension__ __PRETTY_FUNCTION__); }"
+        "if (__builtin_expect(a > 10, 0)) {"
+        ' __assert_fail("a", "g.c", 7, __extension__ __PRETTY_FUNCTION__); }'
         " return 0; }\n"
     )
     program = lower(src)

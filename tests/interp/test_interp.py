@@ -317,3 +317,18 @@ def test_overflow_without_a_coordinate_is_still_reported():
     main = Scope("main", (Assign("x", add(Const(2147483647, INT), num(1))),))
     ex = run(Program("nc.c", "LP64", (VarDecl("x", INT, "local", "x"),), (main,), ()), [])
     assert ex.overflows == (Coord("nc.c", 0, 0),)
+
+
+@pytest.mark.parametrize(("depth", "outcome"), [(600, "error"), (5000, "limit")])
+def test_deep_expressions(depth, outcome):
+    b = ProgramBuilder("d.c")
+    x = b.var("x")
+    b.havoc(x)
+    e = x
+    for _ in range(depth):
+        e = add(e, x)
+    b.check(ne(e, num(depth + 1)))  # compiles at any depth
+    ex = run(b.build(), [1])
+    assert ex.outcome == outcome
+    if outcome == "limit":
+        assert "nested too deeply" in ex.message

@@ -16,6 +16,7 @@ from quokka.verifier.builder import (
     ge,
     le,
     lt,
+    mul,
     not_,
     num,
 )
@@ -85,6 +86,20 @@ def early_return() -> Program:
     return b.build()
 
 
+def ps4() -> Program:
+    """`while (c < k)` where k may be negative: `c <= k` holds only once the loop has run."""
+    b = ProgramBuilder("ps4.c")
+    k = b.var("k", SHORT)
+    c, y, x = (b.var(v, LL) for v in "cyx")
+    b.havoc(k)
+    with b.loop():
+        b.if_break(not_(lt(c, cast(k, LL))))
+        b.assign(c, add(c, num(1, LL)))
+        b.assign(y, add(y, num(1, LL)))
+        b.assign(x, add(mul(mul(y, y), y), x))
+    return b.build()
+
+
 def _propose(program, budget=20.0, seed=0, ctis=None, proposer=None):
     proposer = proposer or DynamicProposer()
     context = ProposalContext(program, None, loop_contexts(program), ctis or {}, budget, seed)
@@ -144,6 +159,17 @@ def test_early_return_precondition():
     assert "a >= 700" in texts
     assert "i%3 == 0" in texts
     assert "i <= a + 2" in texts
+
+
+def test_exit_test_relation_unless_the_loop_has_not_run():
+    program = ps4()
+    _, cands = _propose(program)
+    texts = _texts(cands)
+    assert "y == c" in texts
+    assert "4LL*x == c*c*c*c + 2LL*c*c*c + c*c" in texts
+    assert "c <= (long long)k || c == 0LL" in texts
+    assert not any(t.startswith("c <= (long long)k") and "||" not in t for t in texts)  # not an invariant
+    _well_typed(program, cands)
 
 
 def test_seed_source_models_satisfy_the_path_condition():

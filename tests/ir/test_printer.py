@@ -168,3 +168,14 @@ def test_store_chains_print_without_recursion():
     text = format_expr(Select(chain, x, INT))
     assert text.startswith("store(" * 3000 + "a, 0, 0), 1, -1), 2, -2)")
     assert text.endswith(", 2999, -2999)[x]")
+
+
+def test_deep_expressions_print_without_recursion():
+    e = x
+    for _ in range(5000):
+        e = add(e, num(1))
+    assert format_expr(e) == "x" + " + 1" * 5000
+    e = x
+    for _ in range(5000):
+        e = Unary("-", e, INT)
+    assert format_expr(e) == "-(" * 4999 + "-x" + ")" * 4999

@@ -180,3 +180,11 @@ def test_store_chains_thousands_deep():
     for i in range(100):
         bad = Store(bad, num(i), num(i), big)
     rejects(program(assign("b", bad), variables=decl), "storing long long into int[5000]")
+
+
+def test_deep_expressions_do_not_exhaust_the_stack():
+    e = X
+    for _ in range(5000):
+        e = Binary("+", e, num(1), INT)
+    check_program(program(assign("x", e)))
+    rejects(program(assign("x", Binary("+", e, Y, INT))), "operands of + are int and long long")

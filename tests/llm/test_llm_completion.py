@@ -10,6 +10,7 @@ from quokka.invariants.completion import (
     fit_bound,
     fit_equalities,
     fitted_texts,
+    render_bound,
     to_poly,
 )
 from quokka.invariants.llm.answers import parse_answers
@@ -72,11 +73,24 @@ def test_fitted_texts_render_readable_c():
     assert fitted_texts(shape, states, names) == ["s == 3*i*i + 3*i + 1"]
 
 
+@pytest.mark.parametrize(
+    ("pairs", "rel", "bound", "text"),
+    [
+        ([({"x": 1}, 1), ({"n": 1}, -5)], "<=", 7, "x <= 5*n + 7"),
+        ([({"x": 1}, 1), ({"n": 1}, -1)], "<=", -2, "x <= n - 2"),
+        ([({"x": 1}, -1)], "<=", 5, "x >= -5"),
+        ([({"z": 1}, 1)], ">=", 6, "z >= 6"),
+    ],
+)
+def test_render_bound_moves_negative_terms_right(pairs, rel, bound, text):
+    assert render_bound(poly(pairs), rel, bound, {"x": "x", "n": "n", "z": "z"}) == text
+
+
 def test_complete_fixes_the_constant_of_a_model_candidate(program):
     cands = parse_answers([f"After line {LINE}, insert assume(s == 9*i && i <= n + 4);"], program)
     states = collect_states(program, seed=1)
     out = complete(cands, states, program)
-    assert [c.text for c in out] == ["s == 3*i", "i - n <= 0"]
+    assert [c.text for c in out] == ["s == 3*i", "i <= n"]
     assert all(c.proposer == "completion" and c.raw in ("s == 9*i", "i <= n + 4") for c in out)
 
 

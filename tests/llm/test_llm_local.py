@@ -144,6 +144,20 @@ def test_bad_model_directories(tmp_path):
         load_model(tmp_path)
 
 
+def test_running_out_of_memory_while_loading_is_a_model_error(tiny_model, monkeypatch):
+    import resource
+
+    import transformers
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", no_memory)
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (4096 << 20, resource.RLIM_INFINITY))
+    with pytest.raises(ModelError, match=r"may map at most 4096 MB.*--endpoint"):
+        load_model(tiny_model.directory, "bf16", "cpu")  # a key no other test loads
+
+
 def test_serve_model_command_is_registered():
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -5,7 +5,6 @@ import socket
 
 import pytest
 from llm_programs import LINE, SOURCE
-
 from quokka.invariants.llm.serve import ChatServer
 from quokka.verifier.cli import main
 
@@ -58,7 +57,9 @@ def test_verify_with_an_endpoint_rejects_malicious_answers(capsys, task):
         return [*MALICIOUS, good][: request.n]
 
     with ChatServer(answers) as server:
-        code, out, cands = verify(capsys, task, "--endpoint", server.url, "--samples", str(len(MALICIOUS) + 1))
+        code, out, cands = verify(
+            capsys, task, "--endpoint", server.url, "--samples", str(len(MALICIOUS) + 1)
+        )
     assert code == 0 and out["verdict"] == "true"
     assert cands[("llm", "s == 3*i")]["status"] == "proven"
     reasons = [c["reason"] for c in out["candidates"] if c["status"] == "rejected"]
@@ -71,5 +72,5 @@ def test_verify_with_an_unreachable_endpoint_is_unknown_not_a_crash(capsys, task
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     code, out, _ = verify(capsys, task, "--endpoint", f"http://127.0.0.1:{port}", "--timeout", "10")
-    assert out["verdict"] == "unknown"
+    assert code == 1 and out["verdict"] == "unknown"
     assert any("cannot reach" in c["reason"] for c in out["candidates"])

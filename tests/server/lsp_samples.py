@@ -61,7 +61,7 @@ def sum_bug_false(path: str = "/tmp/sum_bug.c") -> Outcome:
         inputs=(InputValue("__VERIFIER_nondet_uint", 6, 86),),
         error_line=3, error_column=49,
         path_lines=(6, 7, 8, 9, 10, 9, 10, 9, 12, 3),
-        loop_heads=(("L9", 0, (("i", 0), ("sum", 0))), ("L9", 1, (("i", 1), ("sum", 3)))),
+        loop_heads=(("L9", 0, (("i", 0), ("sum", 0))), ("L9", 1, (("i", 1), ("nd.1", 86), ("sum", 3)))),
         confirmed_by=("interpreter", "gcc"),
     )
     result = Result(Verdict.FALSE, "reach_error() is reachable", path, 0.3, counterexample=cex,

@@ -48,6 +48,15 @@ local ok, err = pcall(function()
     table.insert(out.diagnostics, { line = d.lnum, severity = d.severity, message = d.message })
   end
   out.position_encoding = client.offset_encoding
+  local titles = {}
+  vim.wait(5000, function()
+    titles = {}
+    for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+      if lens.command then table.insert(titles, lens.command.title) end
+    end
+    return #titles == 3 and not titles[1]:find("verifying")
+  end, 50)
+  out.lenses = titles
 end)
 if not ok then out.error = tostring(err) end
 finish()

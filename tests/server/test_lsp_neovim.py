@@ -62,6 +62,7 @@ def test_neovim_shows_hints_and_hover_from_the_stand_in_verifier(tmp_path):
     assert "fake_9 >= 0" in hint["tooltip"] and "proved by houdini" in hint["tooltip"]
     assert "fake_9 >= 0" in got["hover"] and "from traces" in got["hover"]
     assert [d["line"] for d in got["diagnostics"]] == [12]
+    assert got["lenses"] == ["✓ verified in 10 ms", "Verify", "Verify with model"]
 
 
 def test_neovim_with_the_real_verifier_on_cohencu(tmp_path):
@@ -74,3 +75,5 @@ def test_neovim_with_the_real_verifier_on_cohencu(tmp_path):
     assert "Proven loop invariant" in hint["tooltip"] and "proved by" in hint["tooltip"]
     assert "Proven invariant" in got["hover"] and "Verdict: verified" in got["hover"]
     assert got["diagnostics"] and all(d["severity"] == 4 for d in got["diagnostics"])  # quiet hints
+    assert got["lenses"][0].startswith("✓ verified in ")
+    assert got["lenses"][1:] == ["Verify", "Verify with model"]

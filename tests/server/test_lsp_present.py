@@ -139,6 +139,7 @@ def test_violation_is_an_error_on_the_assertion_with_inputs_and_path():
     assert diag.severity == lsp.DiagnosticSeverity.Error
     assert diag.range.start == lsp.Position(11, 4)  # the __VERIFIER_assert call in main, not line 3
     assert "__VERIFIER_nondet_uint() = 86" in diag.message and "gcc" in diag.message
+    assert diag.message.endswith("\nlast loop head: L9, iteration 1: i = 1, sum = 3")  # no `nd.1`
     related = diag.related_information or []
     messages = [r.message for r in related]
     assert "input: __VERIFIER_nondet_uint() returns 86" in messages

@@ -108,6 +108,7 @@ async def test_cohencu_hints_hover_actions_lens_and_the_cache(tmp_path):
     checked = verify_cli(program, "--invariant", f"{loop_line + 1}:{invariant}", "--proposers", "none",
                          "--engines", "houdini")
     assert checked["verdict"] == "true", checked
+    assert checked["invariants"] and {i["proved_by"] for i in checked["invariants"]} == {"user"}, checked
     annotated = program.with_name("annotated.c")
     lines = program.read_text().split("\n")
     annotated.write_text("\n".join([*lines[:loop_line], edit.new_text.rstrip("\n"), *lines[loop_line:]]))

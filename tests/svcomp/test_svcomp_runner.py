@@ -194,6 +194,9 @@ def test_kill_9_loses_only_tasks_in_flight_and_resume_finishes(tmp_path: Path) -
     assert len(runs) == 1 and len(rows) == 12 and len({r.task for r in rows}) == 12
     assert {r.task: r.finished_at for r in rows if r.task in before} == before
     assert all(r.session_id == 2 for r in rows if r.task not in before)
+    with Store.open(db, writer=False) as store:
+        sessions = store.db.execute("select id, status from sessions order by id").fetchall()
+    assert sessions == [(1, "killed"), (2, "finished")]
     assert {Path(r.task).stem: r.status for r in rows} == {k: v[0] for k, v in tasks.items()}
     completed = [json.loads(p.read_text()) for p in log.iterdir()]
     programs = [c["argv"][1] for c in completed]

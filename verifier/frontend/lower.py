@@ -33,7 +33,8 @@ from .preprocess import Preprocessed, preprocess
 from .state import LowerState, PoisonBinding, VarBinding
 from .stmt import StmtLowerer
 
-MAX_SOURCE_BYTES = 8 << 20
+MAX_SOURCE_BYTES = 2 << 20  # pycparser needs ~15 s per MiB: larger inputs are refused, not parsed
+MAX_PREPROCESSED_CHARS = 3 << 20
 _PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
 
 
@@ -54,11 +55,12 @@ def lower_source(text: str, filename: str = "<input>", data_model: str = "LP64")
 
 def read_source(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise InputError(None, f"{path}: cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise InputError(None, f"{path}: file too large ({len(data)} bytes)")
+        raise InputError(None, f"{path}: file too large (over {MAX_SOURCE_BYTES} bytes)")
     if b"\0" in data:
         raise InputError(None, f"{path}: not a C source file (binary data)")
     return data.decode("utf-8", errors="replace")
@@ -72,6 +74,8 @@ def _lower(text: str, filename: str, data_model: str, directory: Path | None) ->
     if len(text) > MAX_SOURCE_BYTES:
         raise InputError(None, f"{filename}: input too large")
     pre = preprocess(text, filename, data_model, directory)
+    if len(pre.text) > MAX_PREPROCESSED_CHARS:
+        raise InputError(None, f"{filename}: too large after preprocessing ({len(pre.text)} characters)")
     coords = CoordMap(pre)
     ast = parse(pre, coords)
     try:

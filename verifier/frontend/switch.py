@@ -109,16 +109,45 @@ def _jumps(node: Any) -> bool:
     return False
 
 
+def _control(lw: StmtLowerer, node: c_ast.Switch, out: list[Stmt]) -> tuple[Expr, IntType]:
+    """The promoted controlling value, saved in a temporary (the cases may change its variables)."""
+    ctrl = lw.scalar(node.cond, out)
+    ty = lw.st.ct.promote(cexpr.int_type(ctrl))
+    ctrl = cexpr.convert(ctrl, ty)
+    if isinstance(ctrl, Const):
+        return ctrl, ty
+    t = lw.st.temp(ty, "sw")
+    out.append(Assign(t.name, ctrl, lw.st.coord(node)))
+    return t, ty
+
+
+def _assemble(
+    lw: StmtLowerer, segments: list[Segment], ctrl: Expr, ty: IntType, ctx: SwitchContext, coord: Any
+) -> list[Stmt]:
+    all_cases = [v for seg in segments for v in seg.labels if v is not None]
+    fall = lw.st.temp(INT, "fall") if any(seg.falls for seg in segments) else None
+    acc: list[Stmt] = []
+    for i in reversed(range(len(segments))):
+        seg = segments[i]
+        entered_by_fall = fall is not None and i > 0 and segments[i - 1].falls
+        cond = _match(lw, seg, ctrl, all_cases, ty)
+        then = list(seg.block)
+        if fall is not None and entered_by_fall:
+            cond = Binary("||", fall, cond, INT)
+        if fall is not None and (seg.falls or entered_by_fall):
+            then.append(Assign(fall.name, Const(int(seg.falls), INT), coord))
+        guarded = If(cond, tuple(then), (), coord)
+        if seg.breaks and acc and ctx.flag is not None:
+            acc = [guarded, If(cexpr.negate(Var(ctx.flag, INT)), tuple(acc), (), coord)]
+        else:
+            acc = [guarded, *acc]
+    init = [Assign(v, Const(0, INT), coord) for v in (ctx.flag, fall.name if fall else None) if v]
+    return [*init, *acc]
+
+
 def lower_switch(lw: StmtLowerer, node: c_ast.Switch, out: list[Stmt]) -> None:
     st = lw.st
-    coord = st.coord(node)
-    ctrl = lw.scalar(node.cond, out)
-    ty = st.ct.promote(cexpr.int_type(ctrl))
-    ctrl = cexpr.convert(ctrl, ty)
-    if not isinstance(ctrl, Const):
-        t = st.temp(ty, "sw")
-        out.append(Assign(t.name, ctrl, coord))
-        ctrl = t
+    ctrl, ty = _control(lw, node, out)
     items = list(node.stmt.block_items or []) if isinstance(node.stmt, c_ast.Compound) else [node.stmt]
     ctx = SwitchContext()
     st.breakables.append(ctx)
@@ -129,25 +158,4 @@ def lower_switch(lw: StmtLowerer, node: c_ast.Switch, out: list[Stmt]) -> None:
     finally:
         st.scopes.pop()
         st.breakables.pop()
-    all_cases = [v for seg in segments for v in seg.labels if v is not None]
-    fall = st.temp(INT, "fall") if any(seg.falls for seg in segments) else None
-    acc: list[Stmt] = []
-    for i in reversed(range(len(segments))):
-        seg = segments[i]
-        entered_by_fall = fall is not None and i > 0 and segments[i - 1].falls
-        cond = _match(lw, seg, ctrl, all_cases, ty)
-        if entered_by_fall and fall is not None:
-            cond = Binary("||", fall, cond, INT)
-        then = list(seg.block)
-        if fall is not None and (seg.falls or entered_by_fall):
-            then.append(Assign(fall.name, Const(int(seg.falls), INT), coord))
-        guarded = If(cond, tuple(then), (), coord)
-        if seg.breaks and acc and ctx.flag is not None:
-            acc = [guarded, If(cexpr.negate(Var(ctx.flag, INT)), tuple(acc), (), coord)]
-        else:
-            acc = [guarded, *acc]
-    if ctx.flag is not None:
-        out.append(Assign(ctx.flag, Const(0, INT), coord))
-    if fall is not None:
-        out.append(Assign(fall.name, Const(0, INT), coord))
-    out.extend(acc)
+    out.extend(_assemble(lw, segments, ctrl, ty, ctx, st.coord(node)))
