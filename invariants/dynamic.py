@@ -33,7 +33,7 @@ from .polynomial import EqualityConfig, equalities
 from .protocol import Candidate, LoopContext, ProposalContext, State
 from .sampling import Samples, SamplingConfig, collect
 from .seeds import SeedSource
-from .structure import assigned_in, comparisons, find_loop, loop_head, preference, program_constants
+from .structure import after_loop, assigned_in, comparisons, find_loop, loop_head, preference, program_constants
 
 NAME = "dynamic"
 
@@ -196,10 +196,11 @@ def _structural(
         return []
     states, at_entry = observed
     head = loop_head(loop, frozenset(loop_vars))
-    atoms = [c for e in head.exits + head.asserted for c in comparisons(e)]
+    after = after_loop(program, loop_id, frozenset(loop_vars))
+    atoms = [c for e in head.exits + head.asserted + after for c in comparisons(e)]
     ll, limit = _long_long(program), config.guard_offset_limit
     initial = _initial_values(program, [v for v in assigned_in(loop) if v in loop_vars], at_entry)
-    out = list(head.asserted)
+    out = [*head.asserted, *after]
     for atom in atoms:
         out += _relations(atom, states, limit, ll) + _unless_initial(atom, states, initial, limit, ll)
     return out

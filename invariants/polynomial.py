@@ -155,7 +155,10 @@ class _Search:
             return None
         rows = self._rows(cols)
         config = self.config
-        need = len(cols) + config.spare_points if d == 1 else config.spare_factor * len(cols) + config.spare_rows
+        if d == 1:
+            need = len(cols) + config.spare_points
+        else:
+            need = int(config.spare_factor * len(cols)) + config.spare_rows
         if len(rows) < need:
             return None
         return [_equality(p) for p in self._new(nullspace(rows, len(cols)), cols, d)]

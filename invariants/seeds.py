@@ -79,16 +79,13 @@ class _Explorer:
 
     def block(self, block: Block, paths: list[_Path]) -> Outcome:
         active, done = paths, []
-        out: Outcome
         for stmt in block:
-            nxt: list[_Path] = []
-            for p in active:
-                for q, signal in self.stmt(stmt, p):
-                    (nxt.append(q) if signal is None else done.append((q, signal)))
-            active = nxt[: self.max_paths]
+            results = [r for p in active for r in self.stmt(stmt, p)]
+            done += [(q, signal) for q, signal in results if signal is not None]
+            active = [q for q, signal in results if signal is None][: self.max_paths]
             if time.monotonic() > self.deadline:
                 raise _GiveUp("time")
-        out = [(p, None) for p in active]
+        out: Outcome = [(p, None) for p in active]
         return out + done
 
     def stmt(self, s: Stmt, p: _Path) -> Outcome:

@@ -35,6 +35,7 @@ from quokka.verifier.ir import (
     Unary,
     Var,
     free_vars,
+    stmt_children,
     walk,
     walk_stmts,
 )
@@ -130,8 +131,22 @@ class LoopHead:
             self.exits.append(cond)
         elif _is_break(s.orelse) and not s.then:
             self.exits.append(negate(cond))
-        elif any(isinstance(t, (Assign, Havoc, Loop)) for t in walk_stmts(s.then + s.orelse)):
+        else:
+            return self._conditional(s, cond)
+        return True
+
+    def _conditional(self, s: If, cond: Expr) -> bool:
+        """`if (c) assert(e);` asserts `!c || e`; False if a branch may write a protected variable."""
+        branches = s.then + s.orelse
+        written = {t.target for t in walk_stmts(branches) if isinstance(t, (Assign, Havoc))}
+        if written & self.protected or any(isinstance(t, Loop) for t in walk_stmts(branches)):
             return False
+        for branch, guard in ((s.then, cond), (s.orelse, negate(cond))):
+            inner = LoopHead(self.protected, dict(self.values))
+            inner.scan(branch)
+            self.asserted += [Binary("||", negate(guard), e, INT) for e in inner.asserted]
+        for v in written:
+            self.values.pop(v, None)
         return True
 
 
@@ -167,6 +182,32 @@ def loop_head(loop: Loop, loop_vars: frozenset[str]) -> LoopHead:
     head.asserted = [e for e in head.asserted if free_vars(e) <= loop_vars]
     head.exits = [e for e in head.exits if free_vars(e) <= loop_vars]
     return head
+
+
+def after_loop(program: Program, loop_id: str, loop_vars: frozenset[str]) -> list[Expr]:
+    """Conditions asserted right after the loop (before a loop variable changes), over
+    `loop_vars`: the property the loop's invariant usually has to imply."""
+    try:
+        rest = _after(program.body, loop_id)
+    except RecursionError:
+        return []
+    if rest is None:
+        return []
+    tail = LoopHead(loop_vars)
+    tail.scan(rest)
+    return [e for e in tail.asserted if free_vars(e) <= loop_vars]
+
+
+def _after(block: Block, loop_id: str) -> Block | None:
+    """The statements after the loop `loop_id` in the block that contains it."""
+    for k, s in enumerate(block):
+        if isinstance(s, Loop) and s.id == loop_id:
+            return block[k + 1 :]
+        for sub in stmt_children(s):
+            found = _after(sub, loop_id)
+            if found is not None:
+                return found
+    return None
 
 
 def comparisons(e: Expr) -> list[Binary]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .runner import DEFAULT_VERIFIER
+from .configs import DEFAULT_VERIFIER
 from .store import ResultRow, Store, StoreError
 
 

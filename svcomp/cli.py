@@ -4,32 +4,32 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING
 
-from quokka.verifier.errors import QuokkaError
-from rich.console import Console
+from .configs import DEFAULT_VERIFIER
 
-from . import configs as configs_mod
-from .execution import Limits
-from .runner import DEFAULT_VERIFIER, Backend, BatchOutcome, BatchSpec, LocalBackend, run_batch
-from .store import Store
-from .summary import paired, published, summarize
-from .tasks import TaskSet, load_tasks
-from .ui import ProgressSink, paired_table, problems_table, speedup_table, summary_table
+# The `quokka` dispatcher imports every command's `register` for every call (each `quokka verify`
+# of a batch too): this module stays light, the commands are imported when they run.
 
-if TYPE_CHECKING:
-    from .report import ReportData
 
-EXIT_OK = 0
-EXIT_WRONG = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+def batch_command(args: argparse.Namespace) -> int:
+    from .commands import batch_command as run
+
+    return run(args)
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    from .commands import bench_command as run
+
+    return run(args)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from .commands import report_command as run
+
+    return run(args)
 
 # ----------------------------------------------------------------------------- arguments
 
@@ -76,7 +76,7 @@ def register_batch(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         "database as they finish. Running the same command again resumes: finished tasks are not run again.",
     )
     _add_run_arguments(parser)
-    parser.add_argument("--db", type=Path, required=True, help="the results database (sqlite)")
+    parser.add_argument("--db", type=Path, help="the results database (sqlite; needed unless --list)")
     parser.add_argument("--config", default="default", help="configuration name (default: default)")
     parser.add_argument("--list", action="store_true", help="only list the tasks, skipped ones and problems")
     parser.set_defaults(func=batch_command)
@@ -108,179 +108,6 @@ def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
                         help="run ids of the scatter plot (default: the first two)")
     parser.add_argument("--time", choices=("cpu", "wall"), default="cpu", help="time in plots (default cpu)")
     parser.set_defaults(func=report_command)
-
-
-# ----------------------------------------------------------------------------- batch and bench
-
-
-def batch_command(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
-    try:
-        taskset = load_tasks(args.sets)
-        _show_problems(err, taskset)
-        if args.list:
-            return _list_tasks(taskset)
-        spec = _spec(args, taskset, configs_mod.resolve([args.config], args.define), bench=None)
-        outcome = _run(args, spec, err)
-    except QuokkaError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
-    if outcome is None:
-        return EXIT_INTERRUPTED
-    return _print_summary(args.db, outcome)
-
-
-def bench_command(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
-    names = [n.strip() for n in args.configs.split(",") if n.strip()]
-    try:
-        if len(names) != 2 or names[0] == names[1]:
-            raise QuokkaError(f"--configs wants two different configurations A,B, got {args.configs!r}")
-        taskset = load_tasks(args.sets)
-        _show_problems(err, taskset)
-        spec = _spec(args, taskset, configs_mod.resolve(names, args.define), bench=",".join(names))
-        outcome = _run(args, spec, err)
-    except QuokkaError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
-    if outcome is None:
-        return EXIT_INTERRUPTED
-    _print_summary(args.db, outcome)
-    return _print_paired(args.db, outcome, args.time)
-
-
-def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod.Config, ...],
-          bench: str | None) -> BatchSpec:
-    if not taskset.tasks:
-        raise QuokkaError("no tasks to run")
-    if args.jobs < 1 or args.timeout <= 0 or args.memory < 64:
-        raise QuokkaError("--jobs must be >= 1, --timeout > 0 and --memory >= 64")
-    extra = [*(("--engines", args.engines) if args.engines else ()),
-             *(("--proposers", args.proposers) if args.proposers else ()), *args.verify_arg]
-    return BatchSpec(
-        tasks=taskset.tasks, configs=configs,
-        limits=Limits.for_timeout(args.timeout, args.memory, args.wall_limit, args.cpu_limit),
-        sets=tuple(str(p.resolve()) for p in args.sets), verify_args=tuple(extra),
-        verifier=tuple(shlex.split(args.verifier)), data_model=args.data_model, rerun=args.rerun,
-        witness_dir=args.witness_dir, invariants_from=args.invariants_from, bench=bench,
-        problems=tuple(str(p) for p in taskset.problems),
-    )
-
-
-def _run(args: argparse.Namespace, spec: BatchSpec, err: Console) -> BatchOutcome | None:
-    backend = _backend(args)
-    sink = ProgressSink(err, enabled=not args.quiet)
-    with Store.open(args.db) as store, _sigterm_as_exit():
-        try:
-            return run_batch(spec, store, backend, sink)
-        except KeyboardInterrupt:
-            err.print("interrupted: the results so far are in the database; run the same command to resume")
-            return None
-
-
-def _backend(args: argparse.Namespace) -> Backend:
-    if args.backend == "ray":
-        from .ray_backend import RayBackend  # optional dependency: imported only when asked for
-
-        ray_backend: Backend = RayBackend(address=args.address, jobs=args.jobs)
-        return ray_backend
-    return LocalBackend(args.jobs)
-
-
-@contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """SIGTERM interrupts like Ctrl-C, so that in-flight tasks are killed and runs are closed."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _show_problems(err: Console, taskset: TaskSet) -> None:
-    table = problems_table([str(p) for p in taskset.problems],
-                           [f"{s.path}: {s.reason}" for s in taskset.skipped])
-    if table is not None:
-        err.print(table)
-
-
-def _list_tasks(taskset: TaskSet) -> int:
-    out = Console(highlight=False)
-    for task in taskset.tasks:
-        out.print(f"{task.name}\t{task.expected_text or '?'}\t{task.data_model or '-'}\t{task.program}",
-                  markup=False)
-    out.print(f"{len(taskset.tasks)} tasks, {len(taskset.skipped)} skipped, {len(taskset.problems)} problems")
-    return EXIT_OK
-
-
-def _print_summary(db: Path, outcome: BatchOutcome) -> int:
-    with Store.open(db, writer=False) as store:
-        rows = store.results([r.id for r in outcome.runs])
-    summaries = summarize(rows, outcome.runs)
-    title = f"{db} ({outcome.ran} run now, {outcome.resumed} resumed)"
-    Console().print(summary_table(summaries, title=title))
-    return EXIT_WRONG if any(s.tally.wrong for s in summaries) else EXIT_OK
-
-
-def _print_paired(db: Path, outcome: BatchOutcome, measure: str) -> int:
-    run_a, run_b = outcome.runs
-    with Store.open(db, writer=False) as store:
-        rows_a, rows_b = store.results([run_a.id]), store.results([run_b.id])
-    sum_a, sum_b = summarize(rows_a, [run_a])[0], summarize(rows_b, [run_b])[0]
-    pair = paired(rows_a, rows_b, sum_a, sum_b, measure=measure)
-    out = Console()
-    out.print(paired_table(pair, published(rows_a)))
-    out.print(speedup_table(pair))
-    return EXIT_WRONG if pair.a.tally.wrong or pair.b.tally.wrong else EXIT_OK
-
-
-# ----------------------------------------------------------------------------- report
-
-
-def report_command(args: argparse.Namespace) -> int:
-    from . import report as report_mod  # matplotlib takes seconds to import: only for reports
-
-    err = Console(stderr=True)
-    try:
-        with Store.open(args.db, writer=False) as store:
-            data = report_mod.load(store, args.run)
-        _report_outputs(args, data)
-    except (QuokkaError, OSError) as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
-    return EXIT_OK
-
-
-def _report_outputs(args: argparse.Namespace, data: ReportData) -> None:
-    from . import report as report_mod
-
-    out = Console()
-    out.print(summary_table(data.per_run, title=f"{args.db}: results per run"))
-    out.print(summary_table(data.per_family, title="results per family", group_label="family"))
-    if args.csv:
-        report_mod.write_csv(data.rows, args.csv)
-    if not (args.plots or args.html):
-        return
-    plots = report_mod.make_plots(data, _scatter_runs(args.scatter, data), args.time)
-    if args.plots:
-        report_mod.write_plots(plots, args.plots)
-    if args.html:
-        args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(report_mod.render_html(data, plots), encoding="utf-8")
-
-
-def _scatter_runs(text: str | None, data: ReportData) -> tuple[int, int] | None:
-    if not text:
-        return (data.runs[0].id, data.runs[1].id) if len(data.runs) >= 2 else None
-    try:
-        a, b = (int(part) for part in text.split(","))
-    except ValueError as exc:
-        raise QuokkaError(f"--scatter wants two run ids A,B, got {text!r}") from exc
-    return a, b
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,10 +7,13 @@ cover the engines and proposers; `--define NAME=ARGS` adds or replaces one for a
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from quokka.verifier.errors import InputError
+
+DEFAULT_VERIFIER: tuple[str, ...] = (sys.executable, "-m", "quokka.verifier.cli", "verify")
 
 BUILTIN: Mapping[str, tuple[str, ...]] = {
     "default": (),

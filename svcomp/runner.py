@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,7 +27,7 @@ from typing import Any, Protocol
 from quokka.verifier.results import Result
 
 from . import scores
-from .configs import Config
+from .configs import DEFAULT_VERIFIER, Config
 from .execution import Limits, Outcome, RunningProcess, launch_failure
 from .store import ResultRow, RunInfo, Store, content_key, now
 from .tasks import Task
@@ -41,7 +40,6 @@ from .witnesses import (
     write_witness,
 )
 
-DEFAULT_VERIFIER: tuple[str, ...] = (sys.executable, "-m", "quokka.verifier.cli", "verify")
 _TICK_S = 0.25
 _POLL_S = 0.05
 

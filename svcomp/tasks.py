@@ -113,8 +113,9 @@ def load_tasks(paths: Iterable[Path]) -> TaskSet:
     Duplicates (the same task reached twice) are kept once, in first-seen order.
     """
     total = TaskSet()
+    csv_rows: dict[Path, dict[str, dict[str, str]]] = {}
     for path in paths:
-        total = total + _load_one(Path(path))
+        total = total + _load_one(Path(path), csv_rows)
     return _dedup(total)
 
 
@@ -125,14 +126,14 @@ def _dedup(tasks: TaskSet) -> TaskSet:
     return TaskSet(tuple(seen.values()), tasks.skipped, tasks.problems)
 
 
-def _load_one(path: Path) -> TaskSet:
+def _load_one(path: Path, csv_rows: dict[Path, dict[str, dict[str, str]]]) -> TaskSet:
     if path.is_dir():
         return _load_dir(path)
     if not path.exists():
         return TaskSet(problems=(Problem(path, "no such file or directory"),))
     if path.name.endswith(".csv"):
         return _load_csv(path)
-    ctx = _Context(set_name=path.resolve().parent.name, root=path.resolve().parent)
+    ctx = _sibling_context(path, csv_rows)
     if path.suffix in TASK_SUFFIXES:
         return _load_task_file(path, ctx)
     if path.suffix in PROGRAM_SUFFIXES:
@@ -158,6 +159,26 @@ def _load_dir(folder: Path) -> TaskSet:
 
 
 # ----------------------------------------------------------------------------- tasks.csv
+
+
+def _sibling_context(path: Path, cache: dict[Path, dict[str, dict[str, str]]]) -> _Context:
+    """The context of a task named on its own: its row of a `tasks.csv` beside it, if any."""
+    root = path.resolve().parent
+    if root not in cache:
+        try:
+            rows = _csv_rows(root / "tasks.csv") if (root / "tasks.csv").is_file() else []
+        except (OSError, UnicodeDecodeError, csv.Error, TaskFileError):
+            rows = []
+        cache[root] = {row.get("task") or row.get("file") or "": row for row in rows}
+    row = cache[root].get(path.name)
+    if row is None:
+        return _Context(set_name=root.name, root=root)
+    try:
+        expected = _csv_expected(row.get("expected_verdict", ""))
+    except TaskFileError:
+        expected = None
+    return _Context(set_name=root.name, root=root, family=row.get("family") or None,
+                    published=published_from_row(row), expected_csv=expected)
 
 
 def _load_csv(path: Path) -> TaskSet:

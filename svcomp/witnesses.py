@@ -200,8 +200,16 @@ def _input_waypoints(locator: _Locator, inputs: Sequence[InputValue]) -> list[di
 
 
 def _target_waypoint(locator: _Locator, cex: Counterexample) -> dict[str, Any]:
-    column = cex.error_column or locator.call_start(cex.error_line, "reach_error") or 1
-    return {"type": "target", "action": "follow", "location": locator.at(cex.error_line, column)}
+    """The target: the call of `reach_error()` (on the error line, else the program's only call;
+    else the error position the verifier reported, e.g. the call of an inlined assert helper)."""
+    line, column = cex.error_line, cex.error_column
+    on_line = locator.call_start(line, "reach_error")
+    calls = locator.calls("reach_error")
+    if on_line is not None:
+        column = on_line
+    elif len(calls) == 1:
+        line, column = calls[0]
+    return {"type": "target", "action": "follow", "location": locator.at(line, column or 1)}
 
 
 def _segment(waypoint: dict[str, Any]) -> dict[str, Any]:
@@ -216,8 +224,10 @@ class _Locator:
 
     def __init__(self, name: str, source: bytes) -> None:
         self.name = name
-        self.lines = source.decode("utf-8", errors="replace").splitlines()
-        self.functions = function_ranges(source.decode("utf-8", errors="replace"))
+        text = source.decode("utf-8", errors="replace")
+        self.lines = text.splitlines()
+        self.code_lines = _blank_comments_and_literals(text).splitlines()
+        self.functions = function_ranges(text)
 
     def at(self, line: int, column: int) -> dict[str, Any]:
         return {"file_name": self.name, "line": line, "column": max(1, column),
@@ -237,6 +247,16 @@ class _Locator:
     def call_start(self, line: int, function: str) -> int | None:
         calls = list(re.finditer(rf"\b{re.escape(function)}\s*\(", self._line(line)))
         return calls[0].start() + 1 if len(calls) == 1 else None
+
+    def calls(self, function: str) -> list[tuple[int, int]]:
+        """(line, 1-based column) of every call of `function` (not its declarations)."""
+        pattern = re.compile(rf"(?<![\w.>])(\w+\s+)?\b{re.escape(function)}\s*\(")
+        found = []
+        for number, text in enumerate(self.code_lines, start=1):
+            for match in pattern.finditer(text):
+                if match.group(1) is None or match.group(1).strip() == "return":
+                    found.append((number, match.start(0) + 1 + len(match.group(1) or "")))
+        return found
 
     def _line(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""

@@ -166,7 +166,7 @@ class ProgramBuilder:
         coord = self._coord()
         loop_id = loop_id or f"L{coord.line}"
         scope = tuple((v.c_name, v.name) for v in self._vars)
-        self._loops.append(LoopInfo(loop_id, coord, coord.line - 1, scope))
+        self._loops.append(LoopInfo(loop_id, coord, coord.line, scope))
         self._blocks.append([])
         yield loop_id
         body = tuple(self._blocks.pop())

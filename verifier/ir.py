@@ -329,8 +329,9 @@ class LoopInfo:
     """What the outside world knows about one loop.
 
     `scope` maps the C names visible at the loop head to IR variable names (innermost wins);
-    `insert_after_line` is the source line after which an invariant is inserted (the line
-    before the loop keyword), as in the Quokka prompt format "After line X".
+    `insert_after_line` names the loop in the Quokka prompt format "After line X, insert
+    assume(COND);": the line of the loop keyword, as in the Quokka dataset (and UAutomizer's
+    invariants in `quokka-dev/invariants.jsonl`).
     """
 
     id: str

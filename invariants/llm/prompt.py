@@ -80,10 +80,10 @@ def number_lines(source: str) -> str:
 
 
 def describe_loop(program: Program, info: LoopInfo) -> str:
-    """`- After line X: the loop on line Y (variables in scope: int x, ...)`."""
+    """`- After line X: a loop (variables in scope: int x, ...)`; X is the loop keyword's line."""
     decls = [format_type_decl(c, program.var(ir).type) for c, ir in dict(info.scope).items()]
     scope = f" (variables in scope: {', '.join(decls)})" if decls else ""
-    return f"- After line {info.insert_after_line}: the loop on line {info.coord.line}{scope}"
+    return f"- After line {info.insert_after_line}: a loop{scope}"
 
 
 def insertion_points(program: Program) -> str:

@@ -60,7 +60,7 @@ def _horn(program: Program, params: dict[str, object], cap: float) -> tuple[str,
         solver.set(key if key.startswith("spacer.") else f"fp.{key}", value)
     solver.add(*chc.horn_assertions(system))
     answer = solver.check()
-    status = {z3.sat: "safe", z3.unsat: "unsafe"}.get(answer, "unknown")
+    status = "safe" if answer == z3.sat else "unsafe" if answer == z3.unsat else "unknown"
     return status, solver.reason_unknown() if status == "unknown" else "horn solver"
 
 

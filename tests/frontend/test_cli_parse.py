@@ -39,7 +39,7 @@ def test_ok_json_lists_loops(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "id": "L3",
         "line": 3,
         "column": 3,
-        "insert_after_line": 2,
+        "insert_after_line": 3,
         "variables": ["x"],
         "function": "main",
         "parent": None,

@@ -149,4 +149,4 @@ def test_find_acsl_invariants() -> None:
 """
     assert find_acsl_invariants(text) == [(5, "0 <= i <= 10"), (5, "i % 2 == 0"), (7, "i >= 10")]
     program = lower_source(text, "acsl.c")
-    assert {i.insert_after_line for i in program.loops} == {5, 7}
+    assert {i.insert_after_line for i in program.loops} == {6, 8}

@@ -93,7 +93,7 @@ int main() {
 """
     program = lowered(src)
     outer, inner, do_loop = program.loops
-    assert (outer.id, outer.coord.line, outer.insert_after_line, outer.parent) == ("L4", 4, 3, None)
+    assert (outer.id, outer.coord.line, outer.insert_after_line, outer.parent) == ("L4", 4, 4, None)
     assert dict(outer.scope) == {"g": "g", "x": "x", "y": "y"}
     assert inner.parent == "L4" and inner.id == "L6"
     # the inner `y` shadows main's `y` and gets a fresh IR name; `i` is in scope at the head.

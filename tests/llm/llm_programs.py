@@ -18,7 +18,7 @@ int main() {
   return 0;
 }
 """
-LINE = 10  # the insertion point of the loop on line 11
+LINE = 11  # the insertion point of the loop on line 11 (the loop keyword line)
 # What the tiny model is taught to answer: two good invariants, one with a wrong constant (for
 # template completion) and one assignment (to be rejected).
 TAUGHT = (

@@ -26,7 +26,7 @@ def test_messages_have_numbered_program_and_insertion_points(program):
     assert [m["role"] for m in messages] == ["system", "user"]
     user = messages[-1]["content"]
     assert "while (i < n) {  // line 11" in user
-    assert f"- After line {LINE}: the loop on line 11 (variables in scope: int n, int i, int s)" in user
+    assert f"- After line {LINE}: a loop (variables in scope: int n, int i, int s)" in user
     assert "After line X, insert assume(COND);" in user
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from quokka.svcomp.configs import resolve
+from quokka.svcomp.configs import DEFAULT_VERIFIER, resolve
 from quokka.svcomp.execution import Limits
-from quokka.svcomp.runner import DEFAULT_VERIFIER, BatchSpec, LocalBackend, parse_json_output, run_batch
+from quokka.svcomp.runner import BatchSpec, LocalBackend, parse_json_output, run_batch
 from quokka.svcomp.store import Store
 from quokka.svcomp.tasks import load_tasks
 from svcomp_helpers import BENCHMARKS, REPO

@@ -120,3 +120,12 @@ def test_shared_benchmark_sets_load_completely(name: str, count: int, false: int
     assert not tasks.problems and not tasks.skipped
     models = {t.data_model for t in tasks.tasks}
     assert models == ({"LP64"} if name == "quokka-dev" else {"ILP32"})
+
+
+def test_a_task_named_alone_takes_its_row_of_the_tasks_csv_beside_it(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, {"a": ("true", ""), "b": ("true", "")})
+    (folder / "tasks.csv").write_text(
+        "task,family,expected_verdict,cpa_verdict,cpa_s\na.yml,fam,true,true,3\n")
+    a, b = load_tasks([folder / "a.yml", folder / "b.yml"]).tasks
+    assert (a.family, a.published) == ("fam", (Published("cpa", "true", 3.0),))
+    assert (b.family, b.published) == ("b", ())

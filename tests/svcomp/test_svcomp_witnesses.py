@@ -161,3 +161,18 @@ def test_function_ranges_ignore_comments_and_strings() -> None:
     assert function_ranges(SOURCE) == [(2, 2, "reach_error"), (4, 8, "helper"), (9, 16, "main")]
     text = 'char *s = "int f() {";\nstruct S { int a; };\nint g(void)\n{\n  return 0;\n}\n'
     assert function_ranges(text) == [(4, 6, "g")]
+
+
+def test_violation_target_is_the_reach_error_call_inside_an_assert_helper(tmp_path: Path) -> None:
+    path = tmp_path / "c.c"
+    path.write_text("void reach_error();\n"
+                    "void assert(int c) { if (!c) { ERROR: { reach_error(); abort(); } } }\n"
+                    "int main() {\n  int n;\n  assert(n < 0);\n}\n")
+    cex = Counterexample(inputs=(InputValue("uninitialised", 4, 0),), error_line=5, error_column=3,
+                         path_lines=(3, 4, 5, 2), loop_heads=(), confirmed_by=("interpreter", "gcc"))
+    entry = violation_witness(Result(Verdict.FALSE, "reached", "c.c", counterexample=cex), path,
+                              data_model="ILP32", file_name="c.c")
+    _validate([entry])
+    [segment] = entry["content"]
+    assert segment["segment"][0]["waypoint"]["location"] == {
+        "file_name": "c.c", "line": 2, "column": 41, "function": "assert"}

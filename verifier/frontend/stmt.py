@@ -316,7 +316,7 @@ class StmtLowerer(CallLowerer):
         lid = st.loop_id(coord)
         parent = st.loop_stack[-1] if st.loop_stack else None
         info = LoopInfo(
-            lid, coord, max(coord.line - 1, 0), st.scopes.visible_vars(), st.call_stack[-1], parent
+            lid, coord, coord.line, st.scopes.visible_vars(), st.call_stack[-1], parent
         )
         st.loops.append(info)
         return lid
