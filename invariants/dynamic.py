@@ -6,8 +6,10 @@ per loop what holds on all of them:
 
 * constants (`x == 5`) and polynomial equalities up to degree 3 (more for few variables),
   e.g. `z == 6*n + 6`, `y == 3*n*n + 3*n + 1`, `x == n*n*n` (see `polynomial`);
-* relations with the loop's exit tests and the conditions asserted at its head: `i <= n` when
-  the loop runs while `i < n`;
+* the conditions asserted at the loop's head and right after it (read through inlined
+  `__VERIFIER_assert` calls, see `structure`), and relations between the two sides of those
+  comparisons and of the loop's exit tests: `i <= n` when the loop runs while `i < n`, or
+  `c <= k || c == 0` when that holds only once the loop has changed `c` from its entry value;
 * octagonal bounds and congruences (see `octagon`).
 
 Each candidate is re-evaluated with the IR's semantics on the recorded states before it is
@@ -33,7 +35,15 @@ from .polynomial import EqualityConfig, equalities
 from .protocol import Candidate, LoopContext, ProposalContext, State
 from .sampling import Samples, SamplingConfig, collect
 from .seeds import SeedSource
-from .structure import after_loop, assigned_in, comparisons, find_loop, loop_head, preference, program_constants
+from .structure import (
+    after_loop,
+    assigned_in,
+    comparisons,
+    find_loop,
+    loop_head,
+    preference,
+    program_constants,
+)
 
 NAME = "dynamic"
 

@@ -28,7 +28,10 @@ class OctagonConfig:
     max_modulus: int = 64
     # A bound must be a "plausible" constant (0, +-1, a program constant +-1) or be reached in
     # this many runs: the largest value one random run happened to produce is no invariant.
+    # An unsupported extreme is widened to the nearest plausible constant at most `widen_limit`
+    # beyond it (`x - y <= 10` from `assume(x <= 10)` when no run reached 10).
     min_support: int = 2
+    widen_limit: int = 16
 
 
 @dataclass(frozen=True)
@@ -75,22 +78,34 @@ class Observations:
     def credible(self, values: Sequence[int], bound: int, min_support: int) -> bool:
         return bound in self.plausible or self.support(values, bound) >= min_support
 
+    def threshold(self, values: Sequence[int], bound: int, upper: bool, config: OctagonConfig) -> int | None:
+        """The bound to propose for an observed extreme: itself when credible, else the nearest
+        plausible constant beyond it (within `widen_limit`), else None."""
+        if self.credible(values, bound, config.min_support):
+            return bound
+        if upper:
+            beyond = [c for c in self.plausible if bound < c <= bound + config.widen_limit]
+            return min(beyond, default=None)
+        beyond = [c for c in self.plausible if bound - config.widen_limit <= c < bound]
+        return max(beyond, default=None)
+
 
 def unary_bounds(
     names: Sequence[str], obs: Observations, types: Mapping[str, IntType], config: OctagonConfig | None = None
 ) -> list[Fact]:
     """`x >= lo` and `x <= hi` (not within 1 of the edge of x's type: boundary inputs)."""
-    support = (config or OctagonConfig()).min_support
+    config = config or OctagonConfig()
     out = []
     for v in names:
         values = obs.values({v: 1})
         lo, hi = min(values), max(values)
         if lo == hi:
             continue
-        if lo > types[v].min + 1 and obs.credible(values, lo, support):
-            out.append(linear({v: 1}, ">=", lo, "bound"))
-        if hi < types[v].max - 1 and obs.credible(values, hi, support):
-            out.append(linear({v: 1}, "<=", hi, "bound"))
+        low, high = obs.threshold(values, lo, False, config), obs.threshold(values, hi, True, config)
+        if low is not None and low > types[v].min + 1:
+            out.append(linear({v: 1}, ">=", low, "bound"))
+        if high is not None and high < types[v].max - 1:
+            out.append(linear({v: 1}, "<=", high, "bound"))
     return out
 
 
@@ -108,12 +123,12 @@ def pair_bounds(names: Sequence[str], obs: Observations, config: OctagonConfig |
                 lo, hi = min(values), max(values)
                 if lo == hi:
                     continue  # an equality: the polynomial search reports it
-                for op, bound, implied in ((">=", lo, lo > implied_lo), ("<=", hi, hi < implied_hi)):
-                    if implied and abs(bound) <= config.pair_constant_limit:
-                        support = obs.support(values, bound)
-                        if bound in obs.plausible or support >= config.min_support:
-                            fact = linear({x: 1, y: sign}, op, bound, "octagon")
-                            ranked.append((abs(bound), -support, len(ranked), fact))
+                for op, bound in ((">=", lo), ("<=", hi)):
+                    b = obs.threshold(values, bound, op == "<=", config)
+                    tighter = b is not None and (b < implied_hi if op == "<=" else b > implied_lo)
+                    if b is not None and tighter and abs(b) <= config.pair_constant_limit:
+                        fact = linear({x: 1, y: sign}, op, b, "octagon")
+                        ranked.append((abs(b), -obs.support(values, b), len(ranked), fact))
     return [fact for *_, fact in sorted(ranked)[: config.max_pair_bounds]]
 
 

@@ -85,7 +85,7 @@ def _decorate_scatter(
     axes.set_ylim(low, high * 1.5)
     axes.set_xlabel(f"{label_a}: {measure} time (s)")
     axes.set_ylabel(f"{label_b}: {measure} time (s)")
-    axes.set_title("per-task time (below the diagonal: B faster; lines 1x, 2x, 10x)")
+    axes.set_title("per-task time (below a line: B faster by 1x, 2x, 10x)", fontsize="medium")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(loc="lower right", fontsize="small")
 

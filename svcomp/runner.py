@@ -19,7 +19,7 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol
@@ -99,12 +99,11 @@ class ResultSink(Protocol):
     def stop(self) -> None: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class BatchOutcome:
-    runs: list[RunInfo] = field(default_factory=list)
-    ran: int = 0
-    resumed: int = 0
-    interrupted: bool = False
+    runs: tuple[RunInfo, ...]
+    ran: int  # results written now
+    resumed: int  # results already in the store
 
 
 # ----------------------------------------------------------------------------- the local backend
@@ -348,19 +347,17 @@ def run_batch(spec: BatchSpec, store: Store, backend: Backend, sink: ResultSink)
     done = [(run, config, {row.task for row in done_rows if row.run_id == run.id})
             for (run, _), config in opened]
     jobs = plan_jobs(spec, done)
-    outcome = BatchOutcome(runs=runs, resumed=len(done_rows))
     sessions = {run.id: store.start_session(run.id) for run in runs}
     sink.start(runs, len(spec.tasks) * len(runs), done_rows)
+    status = "interrupted"
     try:
-        outcome.ran = _drive(store, spec, backend, sink, jobs, sessions)
-    except BaseException:
-        outcome.interrupted = True
-        raise
+        ran = _drive(store, spec, backend, sink, jobs, sessions)
+        status = "finished"
     finally:
         backend.close()
         sink.stop()
-        _close_runs(store, runs, sessions, "interrupted" if outcome.interrupted else "finished")
-    return outcome
+        _close_runs(store, runs, sessions, status)
+    return BatchOutcome(runs=tuple(runs), ran=ran, resumed=len(done_rows))
 
 
 def _drive(

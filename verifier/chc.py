@@ -26,6 +26,7 @@ class Clause:
     variables: tuple[z3.ExprRef, ...]
     body: z3.BoolRef
     head: z3.BoolRef
+    exact: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,6 +36,11 @@ class ChcSystem:
     args: Mapping[str, tuple[str, ...]]  # loop -> IR names of the predicate's arguments
     error: z3.FuncDeclRef
     clauses: tuple[Clause, ...]
+
+    @property
+    def abstracted(self) -> bool:
+        """Whether some clause over-approximates its edge (see `abstract_for_spacer`)."""
+        return any(not c.exact for c in self.clauses)
 
     def pre_args(self, loop: str) -> list[z3.ExprRef]:
         """The pre-state constants that are `loop`'s predicate arguments."""
@@ -57,10 +63,49 @@ def _clause(system_preds: Mapping[str, z3.FuncDeclRef], args: Mapping[str, tuple
         posts = [_post_const(v, enc.program) for v in args[edge.dst]]
         body.extend(p == edge.post[v] for p, v in zip(posts, args[edge.dst], strict=True))
         head = system_preds[edge.dst](*posts)
-    formula = z3.And(body)
+    exact = z3.And(body)
+    formula = abstract_for_spacer(exact)
     found = constants([formula, head])
     found.pop(error.name(), None)  # the nullary error predicate is not a variable
-    return Clause(f"e{index}", edge, tuple(found[n] for n in sorted(found)), formula, head)
+    return Clause(f"e{index}", edge, tuple(found[n] for n in sorted(found)), formula, head, formula.eq(exact))
+
+
+def abstract_for_spacer(formula: z3.BoolRef) -> z3.BoolRef:
+    """`formula` without the terms Spacer rejects as uninterpreted, over-approximated soundly.
+
+    `div`/`mod` by a non-constant `b` become fresh `q`, `r` with `b != 0 -> a == b*q + r /\
+    0 <= r < |b|` (exact unless `b == 0`, which C leaves undefined anyway); `bv2int` of an
+    n-bit vector (bitwise operators) becomes a fresh value in [0, 2**n). The formula can only
+    get more models, so invariants found for it hold for the exact edge relation as well.
+    """
+    pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+    facts: list[z3.BoolRef] = []
+    for t in _subterms(formula):
+        kind = t.decl().kind()
+        if kind in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD) and not z3.is_int_value(t.arg(1)):
+            a, b = t.arg(0), t.arg(1)
+            q, r = z3.Int(f"div!{len(pairs)}"), z3.Int(f"mod!{len(pairs)}")
+            pairs += [(a / b, q), (a % b, r)]
+            facts.append(z3.Implies(b != 0, z3.And(a == b * q + r, r >= 0, r < z3.If(b >= 0, b, -b))))
+        elif kind == z3.Z3_OP_BV2INT:
+            u = z3.Int(f"bv!{len(pairs)}")
+            pairs.append((t, u))
+            facts.append(z3.And(u >= 0, u < 2 ** t.arg(0).size()))
+    if not pairs:
+        return formula
+    return z3.And([z3.substitute(f, *pairs) for f in [formula, *facts]])
+
+
+def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
+    seen: set[int] = set()
+    out, stack = [], [t]
+    while stack:
+        e = stack.pop()
+        if e.get_id() not in seen and z3.is_app(e):
+            seen.add(e.get_id())
+            out.append(e)
+            stack.extend(e.children())
+    return out
 
 
 def build(enc: Encoding, prefix: str = "") -> ChcSystem:

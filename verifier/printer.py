@@ -10,6 +10,9 @@ Constants re-parse as the same value and type: `int` plainly (`-3`; INT_MIN as
 `(-2147483647 - 1)`), other types with a C suffix (`4294967295u`, `5L`, `7uLL`), types
 without literals as a cast (`(short)5`).
 
+`format_expr(e, readable=True)` (and `format_expr_c_names` by default) prints the display form
+of `simplify.readable`: `z == 6*n + 6` for the `z == 6LL*n + 6LL` the dynamic proposer builds.
+
 Statements print as pseudo-C, one per line, indented by two spaces per level; the printer
 walks statements with an explicit stack, so deep nesting is fine.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from . import simplify
 from .ir import (
     INT,
     ArrayType,
@@ -155,9 +159,13 @@ class _ExprPrinter:
         raise TypeError(f"not an IR expression: {type(e).__name__}")
 
 
-def format_expr(e: Expr, names: Names | None = None) -> str:
-    """`e` as a C expression; `names` renames variables (IR name -> printed name)."""
-    return _ExprPrinter(names).fmt(e)
+def format_expr(e: Expr, names: Names | None = None, *, readable: bool = False) -> str:
+    """`e` as a C expression; `names` renames variables (IR name -> printed name).
+
+    `readable` prints `simplify.readable(e)` instead: the same meaning under the IR's semantics
+    (the text parses back to an equivalent expression), arranged for people.
+    """
+    return _ExprPrinter(names).fmt(simplify.readable(e) if readable else e)
 
 
 def c_names(program: Program, loop_id: str | None = None) -> dict[str, str]:
@@ -183,9 +191,11 @@ def _unique_c_names(decls: tuple[VarDecl, ...]) -> dict[str, str]:
     return {d.name: d.c_name for d in decls if counts[d.c_name] == 1}
 
 
-def format_expr_c_names(e: Expr, program: Program, loop_id: str | None = None) -> str:
-    """`e` with the program's C variable names (see `c_names`)."""
-    return format_expr(e, c_names(program, loop_id))
+def format_expr_c_names(
+    e: Expr, program: Program, loop_id: str | None = None, *, readable: bool = True
+) -> str:
+    """`e` with the program's C variable names (see `c_names`), readable unless told otherwise."""
+    return format_expr(e, c_names(program, loop_id), readable=readable)
 
 
 # ----------------------------------------------------------------------------- statements

@@ -464,6 +464,35 @@ def bitwise_parity() -> Example:
     return Example("bitwise_parity", b.build(), "safe", frozenset({"bitwise", "no-loop"}), {})
 
 
+def euclid_gcd() -> Example:
+    b = ProgramBuilder("gcd.c")
+    x, y, t = b.var("x"), b.var("y"), b.var("t")
+    b.havoc(x)
+    b.havoc(y)
+    b.assume(and_(gt(x, num(0)), gt(y, num(0))))
+    with b.loop() as loop:
+        b.if_break(eq(y, num(0)))
+        b.assign(t, _mod(x, y))
+        b.assign(x, y)
+        b.assign(y, t)
+    b.check(gt(x, num(0)))
+    return Example("euclid_gcd", b.build(), "safe", frozenset({"modulo", "non-constant-divisor"}),
+                   {loop: and_(gt(x, num(0)), ge(y, num(0)))})
+
+
+def bitwise_or_loop() -> Example:
+    b = ProgramBuilder("or_loop.c")
+    s, i, n = b.var("s"), b.var("i"), b.var("n")
+    b.havoc(n)
+    with b.loop() as loop:
+        b.if_break(ge(i, n))
+        b.assign(s, binop("|", s, num(1)))
+        b.assign(i, add(i, num(1)))
+    b.check(and_(ge(s, num(0)), le(s, num(1))))
+    return Example("bitwise_or_loop", b.build(), "safe", frozenset({"bitwise"}),
+                   {loop: or_(eq(s, num(0)), eq(s, num(1)))})
+
+
 # ----------------------------------------------------------------------------- arrays
 
 
@@ -633,7 +662,8 @@ def _builders() -> list[Callable[[], Example]]:
     for make in both:
         out += [lambda make=make: make(False), lambda make=make: make(True)]
     return [*out, cohencu, nested_product, nested_break, sequential_loops, early_return_in_loop,
-            uint_wrap_loop, ulong_counter, bool_loop, uchar_counter_cast, bitwise_parity, array_constant_cell,
+            uint_wrap_loop, ulong_counter, bool_loop, uchar_counter_cast, bitwise_parity, euclid_gcd,
+            bitwise_or_loop, array_constant_cell,
             array_fill_unsafe, assume_blocked, nondet_loop_after_k]
 
 

@@ -85,3 +85,15 @@ def test_parity_of_sums():
 def test_holds_uses_truncating_remainder():
     fact = Fact(((((("x", 1),), 1),)), "==", (((), -1),), "congruence", 2)
     assert holds(fact, {"x": -3}) and not holds(fact, {"x": 3})
+
+
+def test_unsupported_extremes_widen_to_a_nearby_program_constant():
+    states = [{"x": x, "y": y} for x in range(8) for y in range(3)]
+    obs = Observations.of(states, [(k,) for k in range(len(states))], constants=frozenset({10}))
+    # x's largest value 7 is reached in several runs: kept as it is
+    assert "1*x <= 7" in _texts(unary_bounds(["x"], obs, {"x": INT}))
+    lonely = Observations.of(states, [(0,)] * len(states), constants=frozenset({10, 40}))
+    # one run only: 7 is widened to 9 (10 - 1 is plausible too); nothing within reach of 40
+    assert _texts(unary_bounds(["x"], lonely, {"x": INT})) == {"1*x >= 0", "1*x <= 9"}
+    no_constants = Observations.of(states, [(0,)] * len(states))
+    assert _texts(unary_bounds(["x"], no_constants, {"x": INT})) == {"1*x >= 0"}

@@ -1,6 +1,7 @@
 """Reading the head of a loop: inlined assertions, exit tests, variable order, constants."""
 
 from quokka.invariants.structure import (
+    after_loop,
     assigned_in,
     comparisons,
     find_loop,
@@ -69,3 +70,16 @@ def test_negate_and_substitute():
 def test_program_constants():
     program, _ = _program()
     assert program_constants(program) == {0, 1, 2}
+
+
+def test_assertions_after_the_loop_become_implications():
+    b = ProgramBuilder("post.c")
+    x, y, c = b.var("x"), b.var("y"), b.var("cond", kind="param")
+    with b.loop() as loop_id:
+        b.if_break(ge(x, num(5)))
+        b.assign(x, add(x, num(1)))
+    b.if_(eq(x, num(20)), (_inlined_assert(c, le(y, x)),))
+    b.check(ge(x, num(0)))
+    program = b.build()
+    after = after_loop(program, loop_id, frozenset({"x", "y"}))
+    assert [format_expr(e) for e in after] == ["x != 20 || y <= x", "x >= 0"]

@@ -98,6 +98,7 @@ class ErrorSite:
 class Settings:
     no_overflow: bool = True
     max_assertions: int = 400_000
+    simplifiers: tuple[str, ...] = ("solve-eqs",)
 
 
 # ----------------------------------------------------------------------------- the formula sink

@@ -108,7 +108,7 @@ def _run(program: Program, enc: Encoding, system: chc.ChcSystem, settings: Mappi
         check_budget = Budget.of(max(budget.remaining(), CHECK_MIN_S))
         return _safe(program, system, fp, check_budget, watch, stats, check)
     if answer == z3.sat:
-        return _unsafe(enc, fp, budget, watch, stats)
+        return _unsafe(enc, system, fp, budget, watch, stats)
     return unknown(ENGINE, why, watch.elapsed(), stats)
 
 
@@ -224,13 +224,15 @@ def _safe(program: Program, system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Bu
 # ----------------------------------------------------------------------------- UNSAFE
 
 
-def _unsafe(enc: Encoding, fp: z3.Fixedpoint, budget: Budget, watch: Stopwatch,
+def _unsafe(enc: Encoding, system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Budget, watch: Stopwatch,
             stats: dict[str, object]) -> EngineResult:
     path = trace_edges(enc, fp.get_rule_names_along_trace()) or _retrace(enc, budget)
     inputs = path_inputs(enc, path, budget) if path else None
     if path is None or inputs is None:
         stats["reachable"] = True
         why = "spacer found the error reachable but produced no input"
+        if system.abstracted:
+            why += " (its CHC system over-approximates non-constant division or bitwise operators)"
         return unknown(ENGINE, why, watch.elapsed(), stats)
     reason = f"spacer found the error reachable along {len(path)} edges"
     return EngineResult(ENGINE, Status.UNSAFE, reason, {}, inputs, watch.elapsed(), stats)
