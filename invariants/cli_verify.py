@@ -11,8 +11,9 @@ from typing import Any
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import Options, from_pyproject
 from quokka.verifier.results import Result, Verdict
+from quokka.verifier.witnesses import witness_for, write_witness
 
-from .verify import verify_path
+from .verify import resolve_input, verify_path
 
 EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -40,6 +41,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-compiler-replay", action="store_true",
                         help="confirm counterexamples in the interpreter only")
     parser.add_argument("--dump-dir", type=Path, help="write IR, verification conditions and CHC here")
+    parser.add_argument("--witness", type=Path, metavar="FILE",
+                        help="write an SV-COMP witness 2.0 (YAML) backing a TRUE or FALSE verdict")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
     parser.set_defaults(func=run)
 
@@ -79,7 +82,10 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        result = verify_path(args.file, options_from_args(args))
+        options = options_from_args(args)
+        result = verify_path(args.file, options)
+        if args.witness is not None:
+            _write_witness(args, result, options)
     except QuokkaError as exc:
         return _bad_input(args, str(exc))
     if args.json:
@@ -91,6 +97,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_CONCLUSIVE if result.conclusive else EXIT_UNKNOWN
 
 
+def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
+    c_file, data_model = resolve_input(args.file, options)
+    entry = witness_for(result, c_file, data_model=data_model, file_name=str(c_file))
+    if entry is None:
+        sys.stderr.write("quokka verify: no witness for an unknown verdict\n")
+        return
+    write_witness(entry, args.witness)
+
+
 def _bad_input(args: argparse.Namespace, message: str) -> int:
     if args.json:
         payload = {"verdict": Verdict.UNKNOWN.value, "status": "error", "reason": message, "file": str(args.file)}
@@ -98,5 +113,3 @@ def _bad_input(args: argparse.Namespace, message: str) -> int:
     sys.stderr.write(f"quokka verify: {message}\n")
     return EXIT_BAD_INPUT
 
-
-__all__ = ["Result", "register", "run"]

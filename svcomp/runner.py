@@ -31,7 +31,7 @@ from .configs import DEFAULT_VERIFIER, Config
 from .execution import Limits, Outcome, RunningProcess, launch_failure
 from .store import ResultRow, RunInfo, Store, content_key, now
 from .tasks import Task
-from .witnesses import (
+from quokka.verifier.witnesses import (
     WitnessError,
     invariant_arguments,
     witness_file_name,

@@ -7,9 +7,9 @@ from pathlib import Path
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import Binary, Expr, Program
+from .ir import Binary, Expr, Havoc, Program, VarDecl
 from .printer import format_expr_c_names
-from .replay import replay_inputs, replay_with_compiler
+from .replay import is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant
 
 
@@ -49,6 +49,8 @@ def confirm_counterexample(
         return None, f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
     if execution.overflows:
         return None, f"the path overflows signed arithmetic (undefined behaviour) at {execution.overflows[0]}"
+    if isinstance(replay_inputs(execution), str):
+        execution = _with_zeroed_locals(program, execution)
     confirmed = ["interpreter"]
     if source is not None and source.suffix in (".c", ".i"):
         compiled_inputs = replay_inputs(execution)
@@ -60,6 +62,18 @@ def confirm_counterexample(
         if compiled.status == "reached":
             confirmed.append("gcc")
     return _counterexample(program, execution, tuple(confirmed)), ""
+
+
+def _with_zeroed_locals(program: Program, execution: Execution) -> Execution:
+    """The same nondet values with uninitialised locals at 0, as a compiled run has them, if that
+    still reaches the error without overflow; else `execution` unchanged."""
+    nondet = iter(v for h, v in zip(execution.havocs, execution.inputs_used, strict=True) if is_nondet_call(h.origin))
+
+    def source(decl: VarDecl, havoc: Havoc) -> int:
+        return next(nondet, 0) if is_nondet_call(havoc.origin) else 0
+
+    again = run(program, source)
+    return again if again.outcome == "error" and not again.overflows else execution
 
 
 def _counterexample(program: Program, execution: Execution, confirmed: tuple[str, ...]) -> Counterexample:

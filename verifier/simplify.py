@@ -167,17 +167,18 @@ def _scale(a: _Lin, k: int) -> _Lin:
 
 
 def _mul(a: _Lin, b: _Lin) -> _Lin:
-    """The product; a constant factor distributes, sums of several terms stay factors."""
-    if not a.terms:
-        return _scale(b, a.const)
-    if not b.terms:
-        return _scale(a, b.const)
+    """The product. `-(x + y)` distributes; `2*(x + 1)` stays a product, as it was written."""
+    for k, other in ((a, b), (b, a)):
+        if not k.terms and (abs(k.const) <= 1 or len(other.terms) <= 1 and other.const == 0):
+            return _scale(other, k.const)
     (ca, fa), (cb, fb) = _as_monomial(a), _as_monomial(b)
     return _Lin((_term(ca * cb, fa + fb),))
 
 
 def _as_monomial(a: _Lin) -> tuple[int, tuple[Expr, ...]]:
     """`a` as `coef * factors`: a sum of several terms is one factor, its sign pulled out."""
+    if not a.terms:
+        return a.const, ()
     if len(a.terms) == 1 and a.const == 0:
         return a.terms[0].coef, a.terms[0].factors
     sign = -1 if _ordered(a.terms)[0].coef < 0 else 1
@@ -204,7 +205,11 @@ def _linear(e: Expr) -> _Lin:
         if _stays_signed(_int(e.operand)):
             return _linear(e.operand)
     atom = _atom(e)
-    return _Lin((), atom.value) if isinstance(atom, Const) else _Lin((_term(1, (atom,)),))
+    if isinstance(atom, Const):
+        return _Lin((), atom.value)
+    if isinstance(atom, (Binary, Unary)) and atom.op in _LINEAR_OPS and _is_signed(atom):
+        return _linear(atom)  # `c ? x + 1 : y` with a constant `c` is displayed as `x + 1`
+    return _Lin((_term(1, (atom,)),))
 
 
 def _build(a: _Lin) -> Expr:
@@ -353,7 +358,7 @@ def _converted(o: Expr, target: IntType) -> Expr:
     exactly when it did (a narrower display type could make it the identity)."""
     d = _display(o)
     ty, dty = _int(o), _int(d)
-    if dty == ty or target.is_bool or target.contains(dty) == target.contains(ty):
+    if isinstance(d, Const) or dty == ty or target.is_bool or target.contains(dty) == target.contains(ty):
         return d
     if ty.signed and dty.signed and ty.contains(dty):
         return Cast(d, ty)
@@ -375,11 +380,15 @@ def _unary(e: Unary) -> Expr:
 
 
 def _not(o: Expr) -> Expr:
+    """`!o`, a comparison negated (also one `o` displays as: `!(x < 1 && 1)` reads `x >= 1`)."""
     if isinstance(o, Binary) and o.op in COMPARE_OPS:
         return _display(Binary(_NEGATE[o.op], o.left, o.right, INT))
-    if isinstance(o, Unary) and o.op == "!" and is_boolean(o.operand):
-        return _display(o.operand)
-    return Unary("!", _display(o), INT)
+    d = _display(o)
+    if isinstance(d, Binary) and d.op in COMPARE_OPS:
+        return _display(Binary(_NEGATE[d.op], d.left, d.right, INT))
+    if isinstance(d, Unary) and d.op == "!" and is_boolean(d.operand):
+        return d.operand
+    return Unary("!", d, INT)
 
 
 def _ite(e: Ite) -> Expr:

@@ -15,7 +15,7 @@ EASY_SAFE = ["counter", "continue_step", "break_even", "halving", "bool_loop", "
 
 @pytest.mark.parametrize("example", CORPUS, ids=lambda e: e.name)
 def test_spacer_is_never_wrong(example: Example) -> None:
-    result = spacer.solve(example.program, Budget.of(3))
+    result = spacer.solve(example.program, Budget.of(2))
     if example.expected == "safe":
         assert result.status is not Status.UNSAFE, result.reason
     else:

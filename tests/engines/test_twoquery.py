@@ -79,7 +79,7 @@ def test_two_query_never_proves_an_unsafe_example(example: Example) -> None:
         cands = {k: v for k, v in cands.items() if k in {i.id for i in example.program.loops}}
         if not cands:
             continue
-        result = twoquery.check_many(example.program, cands, Budget.of(8))
+        result = twoquery.check_many(example.program, cands, Budget.of(4))
         assert result.status is not Status.SAFE
         if result.status is Status.UNSAFE:
             assert result.inputs is not None and run(example.program, result.inputs).outcome == "error"

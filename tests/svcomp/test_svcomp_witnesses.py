@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from quokka.svcomp.witnesses import (
+from quokka.verifier.witnesses import (
     WitnessError,
     correctness_witness,
     function_ranges,

@@ -41,6 +41,7 @@ def check(
     start_bound: int = 1,
     no_overflow: bool = True,
     max_assertions: int = 400_000,
+    solving: str = "incremental",
 ) -> EngineResult:
     """Search for an error within growing unrollings, up to `max_bound` iterations per loop.
 
@@ -48,7 +49,7 @@ def check(
     rejects); `max_assertions` caps the size of the formula.
     """
     watch = Stopwatch()
-    session = _Session(program, budget, Settings(no_overflow, max_assertions))
+    session = _Session(program, budget, Settings(no_overflow, max_assertions, solving))
     try:
         return session.run(max(1, start_bound), max_bound, watch)
     except FormulaTooLarge as exc:
@@ -76,9 +77,8 @@ class _Session:
     def __init__(self, program: Program, budget: Budget, settings: Settings) -> None:
         self.program = program
         self.budget = budget
-        self.solver = _solver(settings.simplifiers)
-        self.solver.set("random_seed", 0)
-        self.fm = Formula(self.solver, settings, _ticker(budget))
+        self.fm = Formula(settings, _ticker(budget))
+        self.backend: _Backend = _Fresh(self.fm) if settings.solving == "fresh" else _Incremental(self.fm)
         self.unroller = Unroller(program, self.fm)
         self.bound = 0
         self.checks = 0
@@ -110,9 +110,8 @@ class _Session:
         if self.budget.expired:
             raise OutOfTime
         self.checks += 1
-        self.solver.set("timeout", self.budget.z3_timeout_ms(cap_s))
         cut = [z3.Not(lit) for lit in self.unroller.open_literals()]
-        return self.solver.check(*cut, *goal)
+        return self.backend.check([*cut, *goal], self.budget.z3_timeout_ms(cap_s))
 
     def _search(self, watch: Stopwatch) -> EngineResult | None:
         """UNSAFE or UNKNOWN (solver gave up) when decided at this bound, else None."""
@@ -129,18 +128,18 @@ class _Session:
         if answer == z3.unsat:
             return None
         if answer == z3.unknown:
-            why = self.solver.reason_unknown()
+            why = self.backend.reason_unknown()
             return unknown(ENGINE, f"solver gave up at k={self.bound}: {why}", watch.elapsed(), self.stats())
         return self._unsafe(self._extract(self._preferred_model()), watch)
 
     def _preferred_model(self) -> z3.ModelRef:
         """The last model, or one where uninitialised locals are 0 if there is one (quickly)."""
-        model = self.solver.model()
+        model = self.backend.model()
         if not any(h.stmt.origin == "uninitialised" for h in self.unroller.havocs):
             return model
         goal = [self._any_error, self.unroller.zero_uninitialised]
         if self._check(goal, _PREFERENCE_CAP_S) == z3.sat:
-            return self.solver.model()
+            return self.backend.model()
         return model
 
     def _complete(self) -> bool:
@@ -209,12 +208,62 @@ def _replay_failure(execution: Execution, error: Assert) -> str:
     return ""
 
 
-def _solver(simplifiers: tuple[str, ...]) -> z3.Solver:
-    """An incremental solver, with incremental pre-processing (Gaussian elimination of the
-    SSA definitions makes nonlinear unrollings several times faster)."""
-    if not simplifiers:
-        return z3.Solver()
-    return z3.Simplifier(list(simplifiers)).add(z3.Solver())
+class _Backend:
+    """Decides the unrolling's facts under assumptions (literals, or any formulas)."""
+
+    def __init__(self, fm: Formula) -> None:
+        self.fm = fm
+        self.solver = z3.Solver()
+
+    def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
+        raise NotImplementedError
+
+    def model(self) -> z3.ModelRef:
+        return self.solver.model()
+
+    def reason_unknown(self) -> str:
+        return str(self.solver.reason_unknown())
+
+
+class _Incremental(_Backend):
+    """One solver for all queries: what it learns at one bound helps at the next."""
+
+    def __init__(self, fm: Formula) -> None:
+        super().__init__(fm)
+        self.solver.set("random_seed", 0)
+        self._added = 0
+
+    def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
+        facts = self.fm.facts
+        for fact in facts[self._added:]:
+            self.solver.add(fact)
+        self._added = len(facts)
+        self.solver.set("timeout", timeout_ms)
+        return self.solver.check(*[_literal(self.solver, a) for a in assumptions])
+
+
+class _Fresh(_Backend):
+    """A new solver per query, whose pre-processing eliminates the SSA definitions first
+    (several times faster on nonlinear unrollings than the incremental core)."""
+
+    TACTIC = ("simplify", "propagate-values", "solve-eqs", "smt")
+
+    def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
+        self.solver = z3.Then(*self.TACTIC).solver()
+        self.solver.set("random_seed", 0)
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(*self.fm.facts, *assumptions)
+        return self.solver.check()
+
+
+def _literal(solver: z3.Solver, f: z3.BoolRef) -> z3.BoolRef:
+    """`f` itself when it is a (negated) constant, else a fresh literal implying it."""
+    atom = f.arg(0) if z3.is_not(f) else f
+    if z3.is_const(atom):
+        return f
+    lit = z3.FreshBool("a")
+    solver.add(z3.Implies(lit, f))
+    return lit
 
 
 def _ticker(budget: Budget) -> Callable[[], None]:

@@ -2,7 +2,7 @@
 
 Every `Loop` instance is unrolled `bound` times; what would run the next iteration is its
 *frontier* (cut: not followed). Raising the bound extends every live frontier by more
-iterations and only ever *adds* assertions, so one incremental solver serves every bound.
+iterations and only ever *adds* facts, so one incremental solver can serve every bound.
 
 Join points that later iterations may still reach (the exit of a loop that is not fully
 unrolled, the end of a function whose loops may `return`) are *open junctions*: a guard
@@ -98,17 +98,17 @@ class ErrorSite:
 class Settings:
     no_overflow: bool = True
     max_assertions: int = 400_000
-    simplifiers: tuple[str, ...] = ("solve-eqs",)
+    solving: str = "incremental"  # or "fresh": a new pre-processing solver per query
 
 
 # ----------------------------------------------------------------------------- the formula sink
 
 
 class Formula:
-    """The solver plus fresh names, definitions and a size count."""
+    """The facts of the unrolling (only ever appended to), fresh names, definitions."""
 
-    def __init__(self, solver: z3.Solver, settings: Settings, tick: Callable[[], None]) -> None:
-        self.solver = solver
+    def __init__(self, settings: Settings, tick: Callable[[], None]) -> None:
+        self.facts: list[z3.BoolRef] = []
         self.settings = settings
         self.tick = tick
         self.count = 0
@@ -122,7 +122,7 @@ class Formula:
             raise FormulaTooLarge(f"more than {self.settings.max_assertions} assertions")
         if self.count % 256 == 0:
             self.tick()
-        self.solver.add(fact)
+        self.facts.append(fact)
 
     def fresh(self, name: str, ty: Type | None = None) -> z3.ExprRef:
         self._fresh += 1

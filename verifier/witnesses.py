@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from quokka.verifier.errors import QuokkaError
-from quokka.verifier.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
+from .errors import QuokkaError
+from .results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
 FORMAT_VERSION = "2.0"
 SPECIFICATION = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
