@@ -30,19 +30,29 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--data-model", choices=["ILP32", "LP64"], help="default: the task's, else LP64")
     parser.add_argument("--engines", help="comma-separated: houdini,bmc,spacer (default all three)")
     parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
-    parser.add_argument("--invariant", action="append", default=[], metavar="LINE:EXPR",
-                        help="check your invariant for the loop on (or inserted after) LINE; repeatable")
+    parser.add_argument(
+        "--invariant",
+        action="append",
+        default=[],
+        metavar="LINE:EXPR",
+        help="check your invariant for the loop on (or inserted after) LINE; repeatable",
+    )
     parser.add_argument("--model", help="directory of a local transformers model for the LLM proposer")
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
     parser.add_argument("--samples", type=int, help="LLM samples per prompt (default 8)")
     parser.add_argument("--temperature", type=float, help="LLM sampling temperature (default 0.8)")
     parser.add_argument("--memory", type=int, dest="memory_mb", help="memory limit per engine in MB")
     parser.add_argument("--seed", type=int, help="random seed (default 0)")
-    parser.add_argument("--no-compiler-replay", action="store_true",
-                        help="confirm counterexamples in the interpreter only")
+    parser.add_argument(
+        "--no-compiler-replay", action="store_true", help="confirm counterexamples in the interpreter only"
+    )
     parser.add_argument("--dump-dir", type=Path, help="write IR, verification conditions and CHC here")
-    parser.add_argument("--witness", type=Path, metavar="FILE",
-                        help="write an SV-COMP witness 2.0 (YAML) backing a TRUE or FALSE verdict")
+    parser.add_argument(
+        "--witness",
+        type=Path,
+        metavar="FILE",
+        help="write an SV-COMP witness 2.0 (YAML) backing a TRUE or FALSE verdict",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
     parser.set_defaults(func=run)
 
@@ -108,8 +118,12 @@ def _write_witness(args: argparse.Namespace, result: Result, options: Options) -
 
 def _bad_input(args: argparse.Namespace, message: str) -> int:
     if args.json:
-        payload = {"verdict": Verdict.UNKNOWN.value, "status": "error", "reason": message, "file": str(args.file)}
+        payload = {
+            "verdict": Verdict.UNKNOWN.value,
+            "status": "error",
+            "reason": message,
+            "file": str(args.file),
+        }
         sys.stdout.write(json.dumps(payload) + "\n")
     sys.stderr.write(f"quokka verify: {message}\n")
     return EXIT_BAD_INPUT
-

@@ -63,7 +63,12 @@ class QuokkaLoop:
         last: houdini.HoudiniResult | None = None
         for round_no in range(ROUNDS):
             context = ProposalContext(
-                program, self.source, loop_contexts(program), ctis, budget.remaining(), self.options.seed + round_no
+                program,
+                self.source,
+                loop_contexts(program),
+                ctis,
+                budget.remaining(),
+                self.options.seed + round_no,
             )
             if not pool.add(self._propose(context)) and last is not None:
                 break
@@ -85,14 +90,20 @@ class QuokkaLoop:
         return out
 
     def _two_query(
-        self, program: Program, pool: CandidatePool, last: houdini.HoudiniResult | None, budget: Budget,
+        self,
+        program: Program,
+        pool: CandidatePool,
+        last: houdini.HoudiniResult | None,
+        budget: Budget,
         watch: Stopwatch,
     ) -> EngineResult:
         kept = dict(last.kept) if last else {}
         for loop_id, candidate in _two_query_order(pool, kept)[:TWO_QUERY_LIMIT]:
             if budget.expired:
                 break
-            result = twoquery.check(program, loop_id, _with_kept(candidate.expr, kept.get(loop_id, ())), budget.fraction(0.5))
+            result = twoquery.check(
+                program, loop_id, _with_kept(candidate.expr, kept.get(loop_id, ())), budget.fraction(0.5)
+            )
             if result.status is Status.SAFE:
                 return self._finish(result, pool, last, watch)
         reason = "no proposed candidate proved the property"
@@ -104,7 +115,9 @@ class QuokkaLoop:
         stats = dict(result.stats)
         stats["candidates"] = _reports(pool, last, result)
         stats["sources"] = _sources(pool)
-        return EngineResult(result.engine, result.status, result.reason, result.invariants, None, watch.elapsed(), stats)
+        return EngineResult(
+            result.engine, result.status, result.reason, result.invariants, None, watch.elapsed(), stats
+        )
 
 
 def _failed(name: str, exc: Exception) -> Candidate:
@@ -135,7 +148,10 @@ def _two_query_order(pool: CandidatePool, kept: Mapping[str, Sequence[Expr]]) ->
     """Non-inductive candidates, those from models and annotations first (they are the expensive guesses)."""
     rank = {"annotation": 0, "llm": 1, "completion": 2}
     leftovers = [
-        (loop, c) for loop, cands in pool.by_loop.items() for e, c in cands.items() if e not in kept.get(loop, ())
+        (loop, c)
+        for loop, cands in pool.by_loop.items()
+        for e, c in cands.items()
+        if e not in kept.get(loop, ())
     ]
     return sorted(leftovers, key=lambda lc: rank.get(lc[1].proposer, 3))
 
@@ -155,8 +171,10 @@ def _reports(
             proven = e in kept.get(loop, ())
             status = "proven" if proven else "rejected" if (loop, e) in dropped else "unused"
             out.append(CandidateReport(loop, c.text, c.proposer, status, dropped.get((loop, e), "")))
-    out.extend(CandidateReport(c.loop_id, c.text or (c.raw or "")[:200], c.proposer, "rejected", c.rejected or "")
-               for c in pool.rejected)
+    out.extend(
+        CandidateReport(c.loop_id, c.text or (c.raw or "")[:200], c.proposer, "rejected", c.rejected or "")
+        for c in pool.rejected
+    )
     return out
 
 
@@ -169,12 +187,20 @@ def user_invariant_strategy(invariants: Sequence[tuple[int, str]]) -> Strategy:
         parsed = parse_user_invariants(program, invariants)
         obligations = inductive.check(program, parsed, budget.fraction(0.3))
         if obligations.all_valid:
-            return EngineResult("user", Status.SAFE, "the given invariants are inductive and imply safety",
-                                parsed, time_s=0.0, stats={"sources": {}})
+            return EngineResult(
+                "user",
+                Status.SAFE,
+                "the given invariants are inductive and imply safety",
+                parsed,
+                time_s=0.0,
+                stats={"sources": {}},
+            )
         result = twoquery.check_many(program, parsed, budget)
         why = obligations.summary()
         if result.status is Status.SAFE:
-            return EngineResult("user", Status.SAFE, f"two-query check proved them ({why})", result.invariants)
+            return EngineResult(
+                "user", Status.SAFE, f"two-query check proved them ({why})", result.invariants
+            )
         return unknown("user", f"{why}; two-query: {result.reason}")
 
     return strategy

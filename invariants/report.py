@@ -19,8 +19,12 @@ def print_result(result: Result, console: Console | None = None) -> None:
     if result.counterexample:
         _print_counterexample(result, console)
     if result.overflow_sites:
-        console.print(f"  signed arithmetic that could overflow: {len(result.overflow_sites)} site(s), "
-                      f"e.g. {result.overflow_sites[0]}", markup=False, highlight=False)
+        console.print(
+            f"  signed arithmetic that could overflow: {len(result.overflow_sites)} site(s), "
+            f"e.g. {result.overflow_sites[0]}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _invariant_table(result: Result) -> Table:

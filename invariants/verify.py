@@ -38,7 +38,9 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
     return {name: table[name] for name in options.engines if name in table}
 
 
-def strategies(program: Program, options: Options, proposers: list[Proposer], source: str | None) -> dict[str, Strategy]:
+def strategies(
+    program: Program, options: Options, proposers: list[Proposer], source: str | None
+) -> dict[str, Strategy]:
     chosen = engine_strategies(options)
     if options.invariants:
         chosen["user"] = user_invariant_strategy(options.invariants)
@@ -84,4 +86,3 @@ def _read_text(path: Path | None) -> str | None:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-

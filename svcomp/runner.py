@@ -25,12 +25,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from quokka.verifier.results import Result
-
-from . import scores
-from .configs import DEFAULT_VERIFIER, Config
-from .execution import Limits, Outcome, RunningProcess, launch_failure
-from .store import ResultRow, RunInfo, Store, content_key, now
-from .tasks import Task
 from quokka.verifier.witnesses import (
     WitnessError,
     invariant_arguments,
@@ -39,6 +33,12 @@ from quokka.verifier.witnesses import (
     witness_invariants,
     write_witness,
 )
+
+from . import scores
+from .configs import DEFAULT_VERIFIER, Config
+from .execution import Limits, Outcome, RunningProcess, launch_failure
+from .store import ResultRow, RunInfo, Store, content_key, now
+from .tasks import Task
 
 _TICK_S = 0.25
 _POLL_S = 0.05
@@ -224,7 +224,7 @@ def _witness_arguments(folder: Path, task: Task) -> tuple[str, ...]:
     path = folder / witness_file_name(task.name, "true")
     if not path.is_file():
         raise WitnessError(f"no correctness witness {path}")
-    return invariant_arguments(witness_invariants(path, task.program))
+    return tuple(invariant_arguments(witness_invariants(path, task.program)))
 
 
 # ----------------------------------------------------------------------------- interpreting

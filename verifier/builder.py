@@ -1,13 +1,13 @@
 """Build IR programs directly, without C: for tests, proposers and synthetic programs.
 
-    b = ProgramBuilder("counter.c")
-    x = b.var("x")
-    b.assign(x, num(0))
-    with b.loop():
-        b.if_break(ge(x, num(10)))
-        b.assign(x, add(x, num(1)))
-    b.check(eq(x, num(10)))
-    program = b.build()
+b = ProgramBuilder("counter.c")
+x = b.var("x")
+b.assign(x, num(0))
+with b.loop():
+    b.if_break(ge(x, num(10)))
+    b.assign(x, add(x, num(1)))
+b.check(eq(x, num(10)))
+program = b.build()
 """
 
 from __future__ import annotations

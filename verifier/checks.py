@@ -34,7 +34,9 @@ def certificate_result(
         for part in conjuncts(inv):
             text = format_expr_c_names(part, program, loop_id)
             source = sources.get(text, result.engine) if isinstance(sources, dict) else result.engine
-            out.append(ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source))
+            out.append(
+                ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
+            )
     return tuple(out)
 
 
@@ -67,7 +69,9 @@ def confirm_counterexample(
 def _with_zeroed_locals(program: Program, execution: Execution) -> Execution:
     """The same nondet values with uninitialised locals at 0, as a compiled run has them, if that
     still reaches the error without overflow; else `execution` unchanged."""
-    nondet = iter(v for h, v in zip(execution.havocs, execution.inputs_used, strict=True) if is_nondet_call(h.origin))
+    nondet = iter(
+        v for h, v in zip(execution.havocs, execution.inputs_used, strict=True) if is_nondet_call(h.origin)
+    )
 
     def source(decl: VarDecl, havoc: Havoc) -> int:
         return next(nondet, 0) if is_nondet_call(havoc.origin) else 0

@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _version() -> str:
     try:
         return version("quokka-verifier")
-    except Exception:  # noqa: BLE001 - running from a source tree without metadata
+    except Exception:
         return "unknown"
 
 

@@ -18,8 +18,13 @@ def dump_program(program: Program, directory: Path) -> list[Path]:
     ir_file.write_text(format_program(program), encoding="utf-8")
     loops_file = directory / "loops.json"
     loops = [
-        {"id": info.id, "line": info.coord.line, "column": info.coord.column,
-         "insert_after_line": info.insert_after_line, "scope": dict(info.scope)}
+        {
+            "id": info.id,
+            "line": info.coord.line,
+            "column": info.coord.column,
+            "insert_after_line": info.insert_after_line,
+            "scope": dict(info.scope),
+        }
         for info in program.loops
     ]
     loops_file.write_text(json.dumps(loops, indent=2), encoding="utf-8")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Union
 
 from .errors import Coord
 
@@ -70,7 +69,7 @@ class ArrayType:
         return self.name
 
 
-Type = Union[IntType, ArrayType]
+Type = IntType | ArrayType
 
 BOOL = IntType("_Bool", 1, False)
 
@@ -159,7 +158,7 @@ class Store:
     type: ArrayType
 
 
-Expr = Union[Const, Var, Unary, Binary, Cast, Ite, Select, Store]
+Expr = Const | Var | Unary | Binary | Cast | Ite | Select | Store
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
@@ -287,7 +286,7 @@ class Return:
     coord: Coord | None = None
 
 
-Stmt = Union[Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return]
+Stmt = Assign | Havoc | Assume | Assert | If | Loop | Break | Continue | Scope | Return
 Block = tuple[Stmt, ...]
 
 

@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checks import certificate_result, confirm_counterexample
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Program
 from .results import CandidateReport, EngineRun, Result, Verdict
-from .checks import certificate_result, confirm_counterexample
 
 Strategy = Callable[[Program, Budget], EngineResult]
 
@@ -56,13 +56,15 @@ def _child(
         conn.send(strategy(program, Budget(deadline)))
     except MemoryError:
         conn.send(("error", "out of memory"))
-    except Exception as exc:  # noqa: BLE001 - a crashing engine becomes an UNKNOWN, reported
+    except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
     finally:
         conn.close()
 
 
-def _start(name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int | None) -> _Running:
+def _start(
+    name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int | None
+) -> _Running:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(

@@ -41,7 +41,6 @@ from .ir import (
     Ite,
     Select,
     Unary,
-    Var,
     children,
 )
 
@@ -169,17 +168,21 @@ def _scale(a: _Lin, k: int) -> _Lin:
 def _mul(a: _Lin, b: _Lin) -> _Lin:
     """The product. `-(x + y)` distributes; `2*(x + 1)` stays a product, as it was written."""
     for k, other in ((a, b), (b, a)):
-        if not k.terms and (abs(k.const) <= 1 or len(other.terms) <= 1 and other.const == 0):
+        if not k.terms and (abs(k.const) <= 1 or _is_monomial(other) or not other.terms):
             return _scale(other, k.const)
     (ca, fa), (cb, fb) = _as_monomial(a), _as_monomial(b)
     return _Lin((_term(ca * cb, fa + fb),))
+
+
+def _is_monomial(a: _Lin) -> bool:
+    return len(a.terms) == 1 and a.const == 0
 
 
 def _as_monomial(a: _Lin) -> tuple[int, tuple[Expr, ...]]:
     """`a` as `coef * factors`: a sum of several terms is one factor, its sign pulled out."""
     if not a.terms:
         return a.const, ()
-    if len(a.terms) == 1 and a.const == 0:
+    if _is_monomial(a):
         return a.terms[0].coef, a.terms[0].factors
     sign = -1 if _ordered(a.terms)[0].coef < 0 else 1
     return sign, (_build(_scale(a, sign)),)
@@ -294,7 +297,7 @@ def _node(e: Expr) -> Expr:
     if isinstance(e, Const):
         return _const(e.value) if e.type.signed else e
     if isinstance(e, Select):
-        return Select(e.array, _display(e.index), e.type)
+        return Select(e.array, _value(e.index), e.type)
     if isinstance(e, Cast):
         return _cast(e)
     if isinstance(e, Unary):
@@ -304,6 +307,21 @@ def _node(e: Expr) -> Expr:
     if isinstance(e, Binary):
         return _binary(e)
     return e  # Var, Store
+
+
+def _value(e: Expr) -> Expr:
+    """`e` displayed where only its value counts (a truth value, an index): the casts that keep
+    every value (`(long long)u` for an unsigned `u`) can go."""
+    return _uncast(_display(_uncast(e)))
+
+
+def _uncast(e: Expr) -> Expr:
+    """`e` without its outer casts that keep every value."""
+    while isinstance(e, Cast) and isinstance(e.operand.type, IntType):
+        if e.type.is_bool or not e.type.contains(e.operand.type):
+            break
+        e = e.operand
+    return e
 
 
 def _atom(e: Expr) -> Expr:
@@ -383,7 +401,7 @@ def _not(o: Expr) -> Expr:
     """`!o`, a comparison negated (also one `o` displays as: `!(x < 1 && 1)` reads `x >= 1`)."""
     if isinstance(o, Binary) and o.op in COMPARE_OPS:
         return _display(Binary(_NEGATE[o.op], o.left, o.right, INT))
-    d = _display(o)
+    d = _value(o)
     if isinstance(d, Binary) and d.op in COMPARE_OPS:
         return _display(Binary(_NEGATE[d.op], d.left, d.right, INT))
     if isinstance(d, Unary) and d.op == "!" and is_boolean(d.operand):
@@ -392,7 +410,7 @@ def _not(o: Expr) -> Expr:
 
 
 def _ite(e: Ite) -> Expr:
-    cond = _display(e.cond)
+    cond = _value(e.cond)
     if e.type.signed:
         a, b = _atom(e.then), _atom(e.orelse)
         return Ite(cond, a, b, _wider(_int(a), _int(b)))
@@ -424,7 +442,7 @@ def _logic(e: Binary) -> Expr:
     """A chain of `&&` (or `||`) without parentheses; constant operands folded away."""
     decisive = int(e.op == "||")  # the truth value of an operand that decides the chain
     items: list[Expr] = []
-    for x in map(_display, _chain(e)):
+    for x in map(_value, _chain(e)):
         if isinstance(x, Const) and int(x.value != 0) == decisive:
             return _const(decisive)
         if not isinstance(x, Const):

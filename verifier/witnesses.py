@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from .errors import QuokkaError
 from .results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
 

@@ -127,6 +127,7 @@ def test_sums_products_and_negation():
         add(mul(num(3), y), y): "4*y",
         mul(num(2), add(x, num(1))): "2*(x + 1)",
         mul(num(-1), add(x, num(1))): "-x - 1",
+        mul(num(3), num(4)): "12",
         mul(add(x, num(1)), add(y, num(-1))): "(x + 1)*(y - 1)",
         mul(num(3), Binary("/", x, num(2), INT)): "3*(x/2)",
         add(x, Unary("-", x, INT)): "0",
@@ -267,13 +268,21 @@ def test_random_spacer_formulas_round_trip():
     # 64-bit unsigned variables make z3_to_ir compute in __int128, which no C parser reads back
     rng = random.Random(7)
     ct = CTypes("ILP32")
-    compare = [lambda p, q: p <= q, lambda p, q: p < q, lambda p, q: p >= q, lambda p, q: p > q,
-               lambda p, q: p == q, lambda p, q: z3.Not(p <= q)]
+    compare = [
+        lambda p, q: p <= q,
+        lambda p, q: p < q,
+        lambda p, q: p >= q,
+        lambda p, q: p > q,
+        lambda p, q: p == q,
+        lambda p, q: z3.Not(p <= q),
+    ]
     for _ in range(6):
         types = random_types(rng, ct)
         program, loop = program_with(types)
         for _ in range(12):
-            atoms = [rng.choice(compare)(random_polynomial(rng, sorted(types)), rng.randint(-3, 3))
-                     for _ in range(rng.randint(1, 3))]
+            atoms = [
+                rng.choice(compare)(random_polynomial(rng, sorted(types)), rng.randint(-3, 3))
+                for _ in range(rng.randint(1, 3))
+            ]
             formula = z3.Or(*atoms) if len(atoms) > 1 and rng.random() < 0.5 else z3.And(*atoms)
             assert_round_trip(to_ir(formula, {n: Var(n, t) for n, t in types.items()}), program, loop)

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from quokka.verifier.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
 from quokka.verifier.witnesses import (
     WitnessError,
     correctness_witness,
@@ -22,7 +23,6 @@ from quokka.verifier.witnesses import (
     witness_invariants,
     write_witness,
 )
-from quokka.verifier.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "witness-2.0.schema.json").read_text())
 

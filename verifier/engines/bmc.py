@@ -10,6 +10,7 @@ reachable and no path can run more than k iterations of any loop, the answer is 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,9 @@ from .bmc_unroll import (
 ENGINE = "bmc"
 _FRONTIER_SHARE = 0.1  # at most this share of the time left goes to one completeness query
 _PREFERENCE_CAP_S = 5.0  # time for a nicer counterexample once one is found
+_STEP_SHARE = 0.25  # an incremental query may take this share of the time left ...
+_SLOW_S, _SLOW_SHARE = 1.0, 0.1  # ... but if it takes more than this, the session probes
+_PROBE_SHARE = 0.5  # a probing query may take this share of the time left
 
 
 def check(
@@ -55,7 +59,9 @@ def check(
     except FormulaTooLarge as exc:
         reason = f"formula too large at k={session.bound}: {exc}"
     except OutOfTime:
-        reason = f"timeout while unrolling to k={session.bound}"
+        reason = f"timeout at k={session.bound}"
+    if session.gave_up:
+        reason += f" (last query: {session.gave_up})"
     return unknown(ENGINE, reason, watch.elapsed(), session.stats())
 
 
@@ -72,37 +78,66 @@ class _Counterexample:
 
 
 class _Session:
-    """One solver, one unroller, deepened until an answer or the budget runs out."""
+    """One unroller, deepened until an answer or the budget runs out.
+
+    Bounds first grow by `next_bound` with one incremental solver (what it learns at one bound
+    helps at the next, and completeness is detected). Once a query is slow or gives up, the
+    session *probes*: the bound doubles, and each bound is unrolled afresh (one-shot, exact
+    joins) for a fresh pre-processing solver that gets part of the time left. A query that
+    gives up does not stop the search: a deeper unrolling contains every shallower path, and a
+    deep bug is often easier to find than the absence of shallow ones is to prove.
+    """
 
     def __init__(self, program: Program, budget: Budget, settings: Settings) -> None:
         self.program = program
         self.budget = budget
+        self.settings = settings
         self.fm = Formula(settings, _ticker(budget))
-        self.backend: _Backend = _Fresh(self.fm) if settings.solving == "fresh" else _Incremental(self.fm)
+        self.backend: _Backend = _Incremental(self.fm)
+        self.probing = False
         self.unroller = Unroller(program, self.fm)
         self.bound = 0
         self.checks = 0
+        self.gave_up = ""
         self._any_error: z3.BoolRef | None = None
 
     def stats(self, **more: object) -> dict[str, object]:
         return {"bound": self.bound, "complete": False, "checks": self.checks,
-                "assertions": self.fm.count, **more}
+                "assertions": self.fm.count, "probing": self.probing, **more}
 
     def run(self, start: int, max_bound: int, watch: Stopwatch) -> EngineResult:
         self.bound = start
-        self.unroller.build(start)
+        if self.settings.solving == "fresh":
+            self._probe()
+        else:
+            self.unroller.build(start)
         while True:
-            verdict = self._search(watch)
-            if verdict is not None:
-                return verdict
-            if self._complete():
+            answer = self._search()
+            if answer == z3.sat:
+                return self._unsafe(self._extract(self._preferred_model()), watch)
+            if answer == z3.unsat and self._complete():
                 reason = f"bounded: no error within complete unwinding k={self.bound}"
                 return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
             if self.bound >= max_bound:
                 reason = f"no error within k={self.bound} iterations per loop (max_bound)"
+                if answer == z3.unknown:
+                    reason = f"solver gave up at k={self.bound} (max_bound): {self.gave_up}"
                 return unknown(ENGINE, reason, watch.elapsed(), self.stats())
-            self.bound = min(next_bound(self.bound), max_bound)
-            self.unroller.extend(self.bound)
+            if self.probing:
+                self.bound = min(2 * self.bound, max_bound)
+                self._probe()
+            else:
+                self.bound = min(next_bound(self.bound), max_bound)
+                self.unroller.extend(self.bound)
+
+    def _probe(self) -> None:
+        """A one-shot unrolling to the current bound, for a fresh solver."""
+        self.probing = True
+        self.fm = Formula(self.settings, self.fm.tick)
+        self.unroller = Unroller(self.program, self.fm, incremental=False)
+        self.unroller.build(self.bound)
+        self.backend = _Fresh(self.fm)
+        self._any_error = None
 
     # --- queries
 
@@ -111,10 +146,13 @@ class _Session:
             raise OutOfTime
         self.checks += 1
         cut = [z3.Not(lit) for lit in self.unroller.open_literals()]
-        return self.backend.check([*cut, *goal], self.budget.z3_timeout_ms(cap_s))
+        answer = self.backend.check([*cut, *goal], self.budget.z3_timeout_ms(cap_s))
+        if answer == z3.unknown:
+            self.gave_up = self.backend.reason_unknown()
+        return answer
 
-    def _search(self, watch: Stopwatch) -> EngineResult | None:
-        """UNSAFE or UNKNOWN (solver gave up) when decided at this bound, else None."""
+    def _search(self) -> z3.CheckSatResult:
+        """Whether some Assert can fail within the current bound."""
         new = self.unroller.new_errors
         if new:
             lit = self.fm.fresh("err")
@@ -123,23 +161,26 @@ class _Session:
             self._any_error = lit
             new.clear()
         if self._any_error is None:
-            return None
-        answer = self._check([self._any_error])
-        if answer == z3.unsat:
-            return None
-        if answer == z3.unknown:
-            why = self.backend.reason_unknown()
-            return unknown(ENGINE, f"solver gave up at k={self.bound}: {why}", watch.elapsed(), self.stats())
-        return self._unsafe(self._extract(self._preferred_model()), watch)
+            return z3.unsat
+        left = self.budget.remaining()
+        share = _PROBE_SHARE if self.probing else _STEP_SHARE
+        final = not self.unroller.loops  # no deeper unrolling differs from this one
+        started = time.monotonic()
+        answer = self._check([self._any_error], None if final else left * share)
+        if answer == z3.unknown or time.monotonic() - started > max(_SLOW_S, left * _SLOW_SHARE):
+            self.probing = True
+        return answer
 
     def _preferred_model(self) -> z3.ModelRef:
         """The last model, or one where uninitialised locals are 0 if there is one (quickly)."""
         model = self.backend.model()
         if not any(h.stmt.origin == "uninitialised" for h in self.unroller.havocs):
             return model
-        goal = [self._any_error, self.unroller.zero_uninitialised]
-        if self._check(goal, _PREFERENCE_CAP_S) == z3.sat:
-            return self.backend.model()
+        try:
+            if self._check([self._any_error, self.unroller.zero_uninitialised], _PREFERENCE_CAP_S) == z3.sat:
+                return self.backend.model()
+        except OutOfTime:
+            pass
         return model
 
     def _complete(self) -> bool:

@@ -314,11 +314,16 @@ class Facts:
 
 
 class Unroller:
-    """Symbolic execution of a program with every loop instance unrolled `bound` times."""
+    """Symbolic execution of a program with every loop instance unrolled `bound` times.
 
-    def __init__(self, program: Program, fm: Formula) -> None:
+    Not `incremental`: a one-shot unrolling that is never extended; every join is exact (the
+    simplest formula for a solver), frontiers are kept for the completeness query only.
+    """
+
+    def __init__(self, program: Program, fm: Formula, *, incremental: bool = True) -> None:
         self.program = program
         self.fm = fm
+        self.incremental = incremental
         self.types = program.var_types
         self.facts = Facts()
         self.bound = 0
@@ -389,7 +394,7 @@ class Unroller:
 
     def _close(self, sink: Sink, entry: SymState, names: Sequence[str]) -> SymState | None:
         """The state after `sink`: exact if no further contributions can come, else a junction."""
-        if not sink.live():
+        if not self.incremental or not sink.live():
             sink.closed = True
             return self.merge(sink.states)
         junction = Junction(self.fm, entry, names, self.types)
