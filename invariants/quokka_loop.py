@@ -156,8 +156,9 @@ def _two_query_order(pool: CandidatePool, kept: Mapping[str, Sequence[Expr]]) ->
     return sorted(leftovers, key=lambda lc: rank.get(lc[1].proposer, 3))
 
 
-def _sources(pool: CandidatePool) -> dict[str, str]:
-    return {c.text: c.proposer for cands in pool.by_loop.values() for c in cands.values()}
+def _sources(pool: CandidatePool) -> dict[tuple[str, Expr], str]:
+    """(loop id, candidate expression) -> the proposer that suggested it."""
+    return {(loop, e): c.proposer for loop, cands in pool.by_loop.items() for e, c in cands.items()}
 
 
 def _reports(

@@ -33,7 +33,7 @@ def certificate_result(
         info = program.loop(loop_id)
         for part in conjuncts(inv):
             text = format_expr_c_names(part, program, loop_id)
-            source = sources.get(text, result.engine) if isinstance(sources, dict) else result.engine
+            source = sources.get((loop_id, part), result.engine) if isinstance(sources, dict) else result.engine
             out.append(
                 ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
             )

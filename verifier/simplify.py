@@ -189,8 +189,8 @@ def _as_monomial(a: _Lin) -> tuple[int, tuple[Expr, ...]]:
 
 
 def _ordered(terms: Sequence[_Term]) -> list[_Term]:
-    """Highest degree first; otherwise as they came."""
-    return sorted(terms, key=lambda t: -len(t.factors))
+    """Positive terms first, then highest degree first; otherwise as they came."""
+    return sorted(terms, key=lambda t: (t.coef < 0, -len(t.factors)))
 
 
 def _linear(e: Expr) -> _Lin:

@@ -9,20 +9,36 @@ import random
 import pytest
 import z3
 from quokka.verifier import cexpr, smt
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, le, lt, mul, not_, num, or_
+from quokka.verifier.builder import ProgramBuilder, add, and_, eq, le, lt, mul, ne, not_, num, or_
 from quokka.verifier.cexpr import CTypes
 from quokka.verifier.frontend import parse_invariant
-from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, Unary, Var, int_types
+from quokka.verifier.ir import (
+    INT,
+    ArrayType,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    IntType,
+    Ite,
+    Program,
+    Select,
+    Type,
+    Unary,
+    Var,
+    int_types,
+)
 from quokka.verifier.printer import format_expr, format_expr_c_names
 from quokka.verifier.simplify import MAX_DEPTH, readable
 from quokka.verifier.z3_to_ir import to_ir
 
 TYPE_NAMES = ("int", "short", "unsigned int", "unsigned char", "long long", "unsigned long")
+CAST_ONLY = ("_Bool", "signed char", "unsigned short", "long", "unsigned long long")
 LP64 = int_types("LP64")
 LL, UINT, SHORT, UCHAR = LP64["long long"], LP64["unsigned int"], LP64["short"], LP64["unsigned char"]
 
 
-def program_with(types: dict[str, IntType], data_model: str = "LP64") -> tuple[Program, str]:
+def program_with(types: dict[str, Type], data_model: str = "LP64") -> tuple[Program, str]:
     b = ProgramBuilder("display.c", data_model)
     for name, ty in types.items():
         b.havoc(b.var(name, ty))
@@ -41,8 +57,8 @@ def assert_round_trip(e: Expr, program: Program, loop_id: str) -> str:
     solver = z3.Then(z3.With("simplify", som=True, arith_lhs=True), "smt").solver()
     solver.set(timeout=20_000)
     for v in program.variables:
-        assert isinstance(v.type, IntType)
-        solver.add(smt.in_range(env[v.name], v.type))
+        if isinstance(v.type, IntType):
+            solver.add(smt.in_range(env[v.name], v.type))
     solver.add(tr.term(e) != tr.term(back))
     verdict = solver.check()
     assert verdict == z3.unsat, (format_expr(e), text, verdict, verdict == z3.sat and solver.model())
@@ -167,6 +183,22 @@ def test_casts_stay_where_c_would_compute_differently():
         assert assert_round_trip(e, program, loop) == want
 
 
+def test_array_indices_and_truth_values_drop_value_preserving_casts():
+    types = {"u": UINT, "i": INT, "n": LL}
+    program, loop = program_with({**types, "arr": ArrayType(INT, 8)})
+    u, i, n = Var("u", UINT), Var("i", INT), Var("n", LL)
+    arr = Var("arr", ArrayType(INT, 8))
+    cases = {
+        Select(arr, add(Cast(i, LL), k(1)), INT): "arr[i + 1]",
+        le(Cast(Select(arr, Cast(u, LL), INT), LL), add(n, k(-1))): "arr[u] <= n - 1",
+        and_(Cast(u, LL), ne(n, k(0))): "u && n != 0",
+        not_(Cast(u, LL)): "!u",
+        Ite(Cast(u, LL), n, k(3), LL): "u ? n : 3",
+    }
+    for e, want in cases.items():
+        assert assert_round_trip(e, program, loop) == want
+
+
 def test_c_names_print_readable_by_default():
     program, loop = program_with(COHENCU)
     e = eq(Var("z", LL), add(mul(k(6), Var("n", LL)), k(6)))
@@ -198,7 +230,7 @@ class RandomExprs:
 
     def __init__(self, rng: random.Random, ct: CTypes, names: dict[str, IntType]) -> None:
         self.rng, self.ct, self.names = rng, ct, names
-        self.types = [ct.named(t) for t in TYPE_NAMES]
+        self.types = [ct.named(t) for t in (*TYPE_NAMES, *CAST_ONLY)]
 
     def leaf(self) -> Expr:
         r = self.rng

@@ -34,7 +34,7 @@ _FRONTIER_SHARE = 0.1  # at most this share of the time left goes to one complet
 _PREFERENCE_CAP_S = 5.0  # time for a nicer counterexample once one is found
 _STEP_SHARE = 0.25  # an incremental query may take this share of the time left ...
 _SLOW_S, _SLOW_SHARE = 1.0, 0.1  # ... but if it takes more than this, the session probes
-_PROBE_SHARE = 0.5  # a probing query may take this share of the time left
+_PROBE_SHARE = 0.3  # a probing query may take this share of the time left
 
 
 def check(
