@@ -27,13 +27,14 @@ def certificate_result(
     check = inductive.prove_with(program, result.invariants, budget)
     if check.status is not Status.SAFE:
         return None
-    sources = result.stats.get("sources", {})
+    sources = result.stats.get("sources")
+    sources = sources if isinstance(sources, dict) else {}
     out = []
     for loop_id, inv in sorted(result.invariants.items()):
         info = program.loop(loop_id)
         for part in conjuncts(inv):
             text = format_expr_c_names(part, program, loop_id)
-            source = sources.get((loop_id, part), result.engine) if isinstance(sources, dict) else result.engine
+            source = sources.get((loop_id, part), result.engine)
             out.append(
                 ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
             )

@@ -50,7 +50,7 @@ def test_text_output_and_dump_ir(tmp_path: Path, capsys: pytest.CaptureFixture[s
     path = write(tmp_path, "ok.c", PROGRAM)
     assert quokka("parse", str(path), "--dump-ir", "--data-model", "ILP32") == 0
     out = capsys.readouterr().out
-    assert "ok (ILP32), 1 loop" in out and "L3: line 3:3, insert after line 2" in out
+    assert "ok (ILP32), 1 loop" in out and "L3: line 3:3, insert after line 3" in out
     assert "x = x + 1" in out  # the IR
 
 
