@@ -15,14 +15,20 @@ from importlib.metadata import entry_points, version
 EXIT_BAD_INPUT = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or only `command`'s when it is a known one.
+
+    Loading one command keeps `quokka verify` from importing what `batch` or `lsp` need.
+    """
     parser = argparse.ArgumentParser(
         prog="quokka",
         description="Verify C programs: guessed loop invariants, proven by Z3.",
     )
     parser.add_argument("--version", action="version", version=f"quokka {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for ep in sorted(entry_points(group="quokka.commands"), key=lambda e: e.name):
+    commands = sorted(entry_points(group="quokka.commands"), key=lambda e: e.name)
+    chosen = [ep for ep in commands if ep.name == command] or commands
+    for ep in chosen:
         ep.load()(subparsers)
     return parser
 
@@ -35,7 +41,8 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -1,0 +1,143 @@
+"""Re-check training targets: an invariant is kept only when it is inductive (initiation and
+consecution valid, other loops taking `true`), checked in parallel and cached in a JSON file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import z3
+
+from quokka.verifier.engines.base import Budget
+from quokka.verifier.engines.inductive import check
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.frontend import lower, parse_invariant
+from quokka.verifier.ir import LoopInfo, Program
+
+from .sources import Target, data_model_of
+
+INDUCTIVE_KINDS = ("initiation", "consecution")
+CACHE_NAME = "recheck-cache.json"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A target after re-checking: `proven`, the loop's `insert_after_line`, or why it was dropped."""
+
+    target: Target
+    proven: bool
+    after_line: int
+    reason: str
+
+
+def loop_for(program: Program, target: Target) -> LoopInfo | None:
+    if target.line_kind == "below":
+        below = [i for i in program.loops if i.coord.line > target.after_line]
+        return min(below, key=lambda i: i.coord.line) if below else None
+    for info in program.loops:
+        if target.after_line in (info.insert_after_line, info.coord.line):
+            return info
+    return None
+
+
+def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
+    """Is `target.invariant` inductive for its loop? Never raises for bad input: drops it."""
+    try:
+        program = lower(target.file, data_model_of(target.file))
+        info = loop_for(program, target)
+        if info is None:
+            return Checked(target, False, target.after_line, f"no loop at line {target.after_line}")
+        expr = parse_invariant(target.invariant, program, info.id)
+        obligations = check(program, {info.id: expr}, Budget.of(timeout_s))
+    except (QuokkaError, OSError, RecursionError, z3.Z3Exception) as exc:
+        return Checked(target, False, target.after_line, f"{type(exc).__name__}: {exc}")
+    bad = [o for o in obligations.items if o.kind in (*INDUCTIVE_KINDS, "input") and not o.valid]
+    reason = "; ".join(o.reason for o in bad) if bad else "inductive"
+    return Checked(target, not bad, info.insert_after_line, reason)
+
+
+def cache_key(target: Target) -> str:
+    h = hashlib.sha256()
+    for part in (target.file.read_bytes(), str(target.after_line).encode(), target.line_kind.encode(),
+                 target.invariant.encode()):  # fmt: skip
+        h.update(len(part).to_bytes(8, "big") + part)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class RecheckStats:
+    total: int
+    proven: int
+    cached: int
+    dropped_reasons: tuple[tuple[str, int], ...]
+
+
+def recheck_all(
+    targets: Sequence[Target],
+    cache_path: Path | None,
+    jobs: int = 1,
+    checker: Callable[[Target], Checked] = check_target,
+) -> tuple[list[Checked], RecheckStats]:
+    """Every target checked (cached results reused by file hash + line + invariant), in order."""
+    cache = _load_cache(cache_path)
+    keys = [_safe_key(t) for t in targets]
+    todo = [t for t, k in zip(targets, keys, strict=True) if k is None or k not in cache]
+    fresh = dict(zip(map(id, todo), _run(todo, jobs, checker), strict=True))
+    out = []
+    for t, k in zip(targets, keys, strict=True):
+        c = fresh.get(id(t)) or _from_cache(t, cache[k] if k else {})
+        if k is not None:
+            cache[k] = {"proven": c.proven, "after_line": c.after_line, "reason": c.reason}
+        out.append(c)
+    _save_cache(cache_path, cache)
+    return out, _stats(out, len(targets) - len(todo))
+
+
+def _safe_key(target: Target) -> str | None:
+    try:
+        return cache_key(target)
+    except OSError:
+        return None
+
+
+def _run(todo: Sequence[Target], jobs: int, checker: Callable[[Target], Checked]) -> list[Checked]:
+    if jobs <= 1 or len(todo) <= 1:
+        return [checker(t) for t in todo]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(checker, todo, chunksize=4))
+
+
+def _from_cache(target: Target, entry: dict[str, object]) -> Checked:
+    line = entry.get("after_line", target.after_line)
+    return Checked(target, bool(entry.get("proven")), int(line) if isinstance(line, int) else 0,
+                   str(entry.get("reason", "")))  # fmt: skip
+
+
+def _stats(checked: Sequence[Checked], cached: int) -> RecheckStats:
+    reasons: dict[str, int] = {}
+    for c in checked:
+        if not c.proven:
+            kind = c.reason.split(":")[0][:60]
+            reasons[kind] = reasons.get(kind, 0) + 1
+    proven = sum(c.proven for c in checked)
+    return RecheckStats(len(checked), proven, cached, tuple(sorted(reasons.items())))
+
+
+def _load_cache(path: Path | None) -> dict[str, dict[str, object]]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_cache(path: Path | None, cache: dict[str, dict[str, object]]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(cache, sort_keys=True), encoding="utf-8")

@@ -1,0 +1,137 @@
+"""Where training invariants come from; each SOURCE is recognised by its form.
+
+- `*.jsonl`: one object per line, `file` (relative to the JSONL's folder), `after_line` (the loop
+  keyword's line, `LoopInfo.insert_after_line`), `invariant` (a C expression).
+- `*.sqlite` / `*.db`: a results database of `quokka batch`, read with the stdlib `sqlite3` (this
+  layer may not import `quokka.svcomp`). Relied-on columns of table `results`: `program` (path of
+  the C file), `verdict` ("true" for a proof), `invariants` (JSON list of objects with `line` = the
+  loop keyword's line and `expr`).
+- `*.yml` / `*.yaml` / `*.graphml` holding a correctness witness: its `loop_invariant`s, for the C
+  file named in the witness (relative to the witness' folder when not absolute).
+- `*.c` / `*.i`: ACSL `loop invariant` annotations of the program itself.
+- a directory: every source of these kinds inside it (not recursive).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import find_acsl_invariants
+from quokka.verifier.task import read_task
+from quokka.verifier.witnesses import WitnessError, witness_invariants
+
+SOURCE_SUFFIXES = (".jsonl", ".sqlite", ".db", ".yml", ".yaml", ".c", ".i")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A candidate training target: invariant `invariant` inserted after line `after_line` of `file`.
+
+    `line_kind` says how `after_line` locates the loop: "insert" (after this line) or "below" (the
+    first loop below an ACSL annotation ending on this line).
+    """
+
+    file: Path
+    after_line: int
+    invariant: str
+    origin: str
+    line_kind: str = "insert"
+
+
+def data_model_of(c_file: Path) -> str:
+    """The `options.data_model` of the SV-COMP task .yml beside `c_file` (same stem), else LP64."""
+    for yml in (c_file.with_suffix(".yml"), c_file.with_suffix(".yaml")):
+        if yml.is_file():
+            try:
+                return read_task(yml).data_model
+            except InputError:
+                break
+    return "LP64"
+
+
+def read_source(path: Path) -> Iterator[Target]:
+    """The targets of one SOURCE (see the module docstring); InputError for an unknown form."""
+    if path.is_dir():
+        for child in sorted(path.iterdir()):
+            if child.suffix in SOURCE_SUFFIXES and not _is_task_yml(child):
+                yield from read_source(child)
+        return
+    if not path.is_file():
+        raise InputError(None, f"dataset source not found: {path}")
+    reader = _READERS.get(path.suffix)
+    if reader is None:
+        raise InputError(None, f"{path}: unknown source kind (expected {', '.join(SOURCE_SUFFIXES)})")
+    yield from reader(path)
+
+
+def _is_task_yml(path: Path) -> bool:
+    has_program = path.with_suffix(".c").exists() or path.with_suffix(".i").exists()
+    return path.suffix in (".yml", ".yaml") and has_program
+
+
+def read_jsonl(path: Path) -> Iterator[Target]:
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            yield Target((path.parent / obj["file"]).resolve(), int(obj["after_line"]),
+                         str(obj["invariant"]), f"{path.name}:{n}")  # fmt: skip
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(None, f"{path}:{n}: not an invariant record: {exc}") from exc
+
+
+def read_results_db(path: Path) -> Iterator[Target]:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            rows = db.execute(
+                "SELECT program, invariants FROM results WHERE verdict = 'true' AND invariants IS NOT NULL"
+            ).fetchall()
+    except sqlite3.Error as exc:
+        raise InputError(None, f"{path}: not a results database of `quokka batch`: {exc}") from exc
+    for program, invariants in rows:
+        yield from targets_of_row(str(program), invariants, path.name)
+
+
+def targets_of_row(program: str, invariants: Any, origin: str) -> Iterator[Target]:
+    """The targets of one `results` row (its `invariants` column as JSON text or a parsed list)."""
+    items = json.loads(invariants) if isinstance(invariants, str) else invariants
+    for item in items or ():
+        if isinstance(item, dict) and isinstance(item.get("line"), int) and item.get("expr"):
+            yield Target(Path(program), item["line"], str(item["expr"]), origin)
+
+
+def read_witness_file(path: Path) -> Iterator[Target]:
+    try:
+        found = witness_invariants(path)
+    except WitnessError as exc:
+        raise InputError(None, str(exc)) from exc
+    for inv in found:
+        c_file = Path(inv.file_name)
+        if not c_file.is_absolute():
+            c_file = (path.parent / c_file).resolve()
+        yield Target(c_file, inv.line, inv.expr, path.name)
+
+
+def read_acsl(path: Path) -> Iterator[Target]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for line, expr in find_acsl_invariants(text):
+        yield Target(path.resolve(), line, expr, path.name, line_kind="below")
+
+
+_READERS = {
+    ".jsonl": read_jsonl,
+    ".sqlite": read_results_db,
+    ".db": read_results_db,
+    ".yml": read_witness_file,
+    ".yaml": read_witness_file,
+    ".graphml": read_witness_file,
+    ".c": read_acsl,
+    ".i": read_acsl,
+}
