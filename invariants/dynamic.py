@@ -153,7 +153,7 @@ def infer(
         k = key(e)
         if k not in seen and holds_on(e, check):
             seen.add(k)
-            out.append(Candidate(loop.loop.id, e, format_expr(e, names_c), NAME))
+            out.append(Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME))
     return out
 
 

@@ -22,11 +22,11 @@ def conjuncts(e: Expr) -> list[Expr]:
 
 def certificate_result(
     program: Program, result: EngineResult, budget: Budget
-) -> tuple[ProvenInvariant, ...] | None:
-    """The proven invariants of `result`, or None when the certificate does not check."""
+) -> tuple[tuple[ProvenInvariant, ...] | None, str]:
+    """The proven invariants of `result` (None when the certificate does not check) and why."""
     check = inductive.prove_with(program, result.invariants, budget)
     if check.status is not Status.SAFE:
-        return None
+        return None, check.reason
     sources = result.stats.get("sources")
     sources = sources if isinstance(sources, dict) else {}
     out = []
@@ -38,7 +38,7 @@ def certificate_result(
             out.append(
                 ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
             )
-    return tuple(out)
+    return tuple(out), check.reason
 
 
 def confirm_counterexample(

@@ -144,9 +144,9 @@ class Portfolio:
         return None
 
     def _check_safe(self, result: EngineResult) -> Result | None:
-        checked = certificate_result(self.program, result, Budget.of(self.config.check_budget_s))
+        checked, why = certificate_result(self.program, result, Budget.of(self.config.check_budget_s))
         if checked is None:
-            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: not inductive"))
+            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
         return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine)
 

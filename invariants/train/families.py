@@ -20,7 +20,9 @@ def family_of(name: str | Path) -> str:
         stem = shorter
 
 
-def split_families(families: Iterable[str], val_fraction: float, seed: int = 0) -> tuple[list[str], list[str]]:
+def split_families(
+    families: Iterable[str], val_fraction: float, seed: int = 0
+) -> tuple[list[str], list[str]]:
     """(train, validation) families: a deterministic order by seeded hash, the first fraction validates."""
     unique = sorted(set(families))
     order = sorted(unique, key=lambda f: hashlib.sha256(f"{seed}:{f}".encode()).hexdigest())

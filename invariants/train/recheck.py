@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import z3
-
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import QuokkaError
@@ -62,8 +61,12 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
 
 def cache_key(target: Target) -> str:
     h = hashlib.sha256()
-    for part in (target.file.read_bytes(), str(target.after_line).encode(), target.line_kind.encode(),
-                 target.invariant.encode()):  # fmt: skip
+    for part in (
+        target.file.read_bytes(),
+        str(target.after_line).encode(),
+        target.line_kind.encode(),
+        target.invariant.encode(),
+    ):
         h.update(len(part).to_bytes(8, "big") + part)
     return h.hexdigest()
 
@@ -113,8 +116,12 @@ def _run(todo: Sequence[Target], jobs: int, checker: Callable[[Target], Checked]
 
 def _from_cache(target: Target, entry: dict[str, object]) -> Checked:
     line = entry.get("after_line", target.after_line)
-    return Checked(target, bool(entry.get("proven")), int(line) if isinstance(line, int) else 0,
-                   str(entry.get("reason", "")))  # fmt: skip
+    return Checked(
+        target,
+        bool(entry.get("proven")),
+        int(line) if isinstance(line, int) else 0,
+        str(entry.get("reason", "")),
+    )
 
 
 def _stats(checked: Sequence[Checked], cached: int) -> RecheckStats:

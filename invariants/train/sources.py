@@ -49,7 +49,7 @@ def data_model_of(c_file: Path) -> str:
     for yml in (c_file.with_suffix(".yml"), c_file.with_suffix(".yaml")):
         if yml.is_file():
             try:
-                return read_task(yml).data_model
+                return str(read_task(yml).data_model)
             except InputError:
                 break
     return "LP64"
@@ -81,8 +81,12 @@ def read_jsonl(path: Path) -> Iterator[Target]:
             continue
         try:
             obj = json.loads(line)
-            yield Target((path.parent / obj["file"]).resolve(), int(obj["after_line"]),
-                         str(obj["invariant"]), f"{path.name}:{n}")  # fmt: skip
+            yield Target(
+                (path.parent / obj["file"]).resolve(),
+                int(obj["after_line"]),
+                str(obj["invariant"]),
+                f"{path.name}:{n}",
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(None, f"{path}:{n}: not an invariant record: {exc}") from exc
 

@@ -20,8 +20,32 @@ void __VERIFIER_assert(int cond) {
 
 int main() {
 """
-NAMES = ("i", "j", "k", "n", "m", "x", "y", "z", "a", "b", "c", "s", "t", "u", "v", "w", "cnt", "sum", "acc",
-         "lo", "hi", "p", "q", "r")  # fmt: skip
+NAMES = (
+    "i",
+    "j",
+    "k",
+    "n",
+    "m",
+    "x",
+    "y",
+    "z",
+    "a",
+    "b",
+    "c",
+    "s",
+    "t",
+    "u",
+    "v",
+    "w",
+    "cnt",
+    "sum",
+    "acc",
+    "lo",
+    "hi",
+    "p",
+    "q",
+    "r",
+)
 
 
 @dataclass(frozen=True)
@@ -41,56 +65,106 @@ Body = tuple[list[str], str]  # (lines of main's body with the loop keyword mark
 def _count_up(rng: random.Random, v: list[str]) -> Body:
     x, y, n = v[:3]
     a, c, bound = rng.randint(1, 9), rng.randint(-20, 20), rng.randint(5, 1000)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-             f"int {x} = 0;", f"int {y} = {c};", f"@while ({x} < {n}) {{", f"    {x} = {x} + 1;",
-             f"    {y} = {y} + {a};", "}", f"__VERIFIER_assert({y} == {a} * {n} + {c});"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
+        f"int {x} = 0;",
+        f"int {y} = {c};",
+        f"@while ({x} < {n}) {{",
+        f"    {x} = {x} + 1;",
+        f"    {y} = {y} + {a};",
+        "}",
+        f"__VERIFIER_assert({y} == {a} * {n} + {c});",
+    ]
     return lines, f"{y} == {a} * {x} + {c} && {x} <= {n}"
 
 
 def _count_down(rng: random.Random, v: list[str]) -> Body:
     i, j, n = v[:3]
     k, bound = rng.randint(1, 7), rng.randint(5, 500)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-             f"int {i} = {n};", f"int {j} = 0;", f"@while ({i} > 0) {{", f"    {i} = {i} - 1;",
-             f"    {j} = {j} + {k};", "}", f"__VERIFIER_assert({j} == {k} * {n});"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
+        f"int {i} = {n};",
+        f"int {j} = 0;",
+        f"@while ({i} > 0) {{",
+        f"    {i} = {i} - 1;",
+        f"    {j} = {j} + {k};",
+        "}",
+        f"__VERIFIER_assert({j} == {k} * {n});",
+    ]
     return lines, f"{j} + {k} * {i} == {k} * {n} && {i} >= 0"
 
 
 def _two_counters(rng: random.Random, v: list[str]) -> Body:
     x, y, k, n = v[:4]
     a, b = rng.randint(1, 5), rng.randint(1, 5)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0)) return 0;", f"int {x} = 0;",
-             f"int {y} = 0;", f"int {k} = 0;", f"@while ({k} < {n}) {{", f"    {x} = {x} + {a};",
-             f"    {y} = {y} + {b};", f"    {k} = {k} + 1;", "}",
-             f"__VERIFIER_assert({b} * {x} == {a} * {y});"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0)) return 0;",
+        f"int {x} = 0;",
+        f"int {y} = 0;",
+        f"int {k} = 0;",
+        f"@while ({k} < {n}) {{",
+        f"    {x} = {x} + {a};",
+        f"    {y} = {y} + {b};",
+        f"    {k} = {k} + 1;",
+        "}",
+        f"__VERIFIER_assert({b} * {x} == {a} * {y});",
+    ]
     return lines, f"{x} == {a} * {k} && {y} == {b} * {k} && {k} <= {n}"
 
 
 def _triangle(rng: random.Random, v: list[str]) -> Body:
     x, y, n = v[:3]
     bound = rng.randint(10, 1000)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-             f"int {x} = 0;", f"int {y} = 0;", f"@while ({x} < {n}) {{", f"    {x} = {x} + 1;",
-             f"    {y} = {y} + {x};", "}", f"__VERIFIER_assert(2 * {y} == {n} * ({n} + 1));"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
+        f"int {x} = 0;",
+        f"int {y} = 0;",
+        f"@while ({x} < {n}) {{",
+        f"    {x} = {x} + 1;",
+        f"    {y} = {y} + {x};",
+        "}",
+        f"__VERIFIER_assert(2 * {y} == {n} * ({n} + 1));",
+    ]
     return lines, f"2 * {y} == {x} * {x} + {x} && {x} <= {n}"
 
 
 def _squares(rng: random.Random, v: list[str]) -> Body:
     x, y, n = v[:3]
     bound = rng.randint(10, 1000)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-             f"int {x} = 0;", f"int {y} = 0;", f"@while ({x} < {n}) {{", f"    {y} = {y} + 2 * {x} + 1;",
-             f"    {x} = {x} + 1;", "}", f"__VERIFIER_assert({y} == {n} * {n});"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
+        f"int {x} = 0;",
+        f"int {y} = 0;",
+        f"@while ({x} < {n}) {{",
+        f"    {y} = {y} + 2 * {x} + 1;",
+        f"    {x} = {x} + 1;",
+        "}",
+        f"__VERIFIER_assert({y} == {n} * {n});",
+    ]
     return lines, f"{y} == {x} * {x} && {x} <= {n}"
 
 
 def _cubes(rng: random.Random, v: list[str]) -> Body:
     x, y, z, n = v[:4]
     bound = rng.randint(10, 200)
-    lines = [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-             f"int {x} = 0;", f"int {y} = 0;", f"int {z} = 1;", f"@while ({x} < {n}) {{",
-             f"    {y} = {y} + {z};", f"    {z} = {z} + 2;", f"    {x} = {x} + 1;", "}",
-             f"__VERIFIER_assert({y} == {n} * {n});"]  # fmt: skip
+    lines = [
+        f"int {n} = __VERIFIER_nondet_int();",
+        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
+        f"int {x} = 0;",
+        f"int {y} = 0;",
+        f"int {z} = 1;",
+        f"@while ({x} < {n}) {{",
+        f"    {y} = {y} + {z};",
+        f"    {z} = {z} + 2;",
+        f"    {x} = {x} + 1;",
+        "}",
+        f"__VERIFIER_assert({y} == {n} * {n});",
+    ]
     return lines, f"{z} == 2 * {x} + 1 && {y} == {x} * {x} && {x} <= {n}"
 
 

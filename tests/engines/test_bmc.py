@@ -69,25 +69,33 @@ def _bmc(program: Program, seconds: float = 30.0, **kw: object) -> EngineResult:
 
 
 def unsafe(program: Program, **kw: object) -> EngineResult:
-    """BMC finds the bug, and its inputs replay to that very assertion in the interpreter."""
+    """BMC finds the bug, and its inputs replay to that very assertion in the interpreter.
+
+    Checked with the incremental deepening and with fresh one-shot unrollings (the probing
+    mode); the incremental result is returned.
+    """
     program = with_loops(program)
+    fresh = _bmc(program, solving="fresh", **kw)
     result = _bmc(program, **kw)
-    assert result.status is Status.UNSAFE, result.reason
-    assert result.inputs is not None
-    execution = run(program, result.inputs)
-    assert execution.outcome == "error", execution.message
-    assert not execution.overflows
-    assert execution.error is not None and execution.error.coord == result.stats["error_coord"]
-    assert [value for _, _, value in result.stats["trace"]] == list(result.inputs)  # type: ignore[union-attr]
+    for r in (fresh, result):
+        assert r.status is Status.UNSAFE, r.reason
+        assert r.inputs is not None
+        execution = run(program, r.inputs)
+        assert execution.outcome == "error", execution.message
+        assert not execution.overflows
+        assert execution.error is not None and execution.error.coord == r.stats["error_coord"]
+        assert [value for _, _, value in r.stats["trace"]] == list(r.inputs)  # type: ignore[union-attr]
     return result
 
 
 def complete(program: Program, **kw: object) -> EngineResult:
-    """No error within a complete unwinding: UNKNOWN (never SAFE), flagged complete."""
+    """No error within a complete unwinding: UNKNOWN (never SAFE), flagged complete (both modes)."""
+    fresh = _bmc(program, solving="fresh", **kw)
     result = _bmc(program, **kw)
-    assert result.status is Status.UNKNOWN, result.reason
-    assert result.stats["complete"] is True, result.reason
-    assert "complete unwinding" in result.reason
+    for r in (fresh, result):
+        assert r.status is Status.UNKNOWN, r.reason
+        assert r.stats["complete"] is True, r.reason
+        assert "complete unwinding" in r.reason
     return result
 
 
@@ -568,6 +576,15 @@ def test_negation_and_unary_minus() -> None:
     complete(b.build())
     b.check(ne(y, num(-5)))
     assert unsafe(b.build()).inputs == (5,)
+
+
+def test_slow_queries_switch_to_probing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bmc, "_SLOW_S", 0.0)
+    monkeypatch.setattr(bmc, "_SLOW_SHARE", 0.0)
+    result = unsafe(counter_program(20))
+    assert result.stats["probing"] is True
+    assert result.stats["bound"] == 32  # 1, then doubling: 2, 4, ..., 32
+    assert complete(counter_program(0)).stats["probing"] is True
 
 
 def test_next_bound_schedule() -> None:

@@ -167,9 +167,9 @@ def _max_iterations(heads: tuple[object, ...]) -> int:
     return max((h.iteration for h in heads), default=0)  # type: ignore[attr-defined]
 
 
-def check_one(seed: int, runs: int = 150) -> str:
+def check_one(seed: int, runs: int = 150, solving: str = "incremental") -> str:
     program = _Gen(seed).program()
-    result = bmc.check(program, Budget.of(20), max_bound=MAX_BOUND)
+    result = bmc.check(program, Budget.of(20), max_bound=MAX_BOUND, solving=solving)
     assert result.stats.get("replay") != "failed", (seed, result.reason)
     rng = random.Random(seed)
     witness = None
@@ -191,6 +191,12 @@ def check_one(seed: int, runs: int = 150) -> str:
 def test_random_programs_agree_with_the_interpreter(chunk: int) -> None:
     outcomes = [check_one(seed) for seed in range(chunk * 25, chunk * 25 + 25)]
     assert outcomes.count("unsafe") >= 1  # the generator does produce reachable errors
+    assert outcomes.count("complete") >= 10
+
+
+def test_random_programs_agree_in_probing_mode() -> None:
+    outcomes = [check_one(seed, solving="fresh") for seed in range(200, 230)]
+    assert outcomes.count("unsafe") >= 1
     assert outcomes.count("complete") >= 10
 
 

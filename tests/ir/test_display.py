@@ -279,11 +279,11 @@ def random_types(rng: random.Random, ct: CTypes) -> dict[str, IntType]:
 def test_random_expressions_round_trip(data_model: str):
     rng = random.Random(20240611)
     ct = CTypes(data_model)
-    for _ in range(12):
+    for _ in range(20):
         types = random_types(rng, ct)
         program, loop = program_with(types, data_model)
         gen = RandomExprs(rng, ct, types)
-        for _ in range(12):
+        for _ in range(15):
             assert_round_trip(gen.expr(rng.randint(1, 4)), program, loop)
 
 
@@ -308,10 +308,10 @@ def test_random_spacer_formulas_round_trip():
         lambda p, q: p == q,
         lambda p, q: z3.Not(p <= q),
     ]
-    for _ in range(6):
+    for _ in range(10):
         types = random_types(rng, ct)
         program, loop = program_with(types)
-        for _ in range(12):
+        for _ in range(15):
             atoms = [
                 rng.choice(compare)(random_polynomial(rng, sorted(types)), rng.randint(-3, 3))
                 for _ in range(rng.randint(1, 3))

@@ -125,7 +125,7 @@ def test_statements_and_program():
     assert text == (
         "// p.c (LP64)\n"
         "int i;  // local\n"
-        "// loop L at p.c:2:1 in main, insert after line 1; scope: i=i\n"
+        "// loop L at p.c:2:1 in main, insert after line 2; scope: i=i\n"
         "{  // function main\n"
         "  havoc i;  // nondet\n"
         "  while (1) {  // loop L\n"

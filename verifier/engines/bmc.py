@@ -1,10 +1,12 @@
 """Bounded model checking: find a reachable error together with inputs that replay it.
 
-Every loop is unrolled k times (k = 1, 2, ..., 16, then +25% each step) into one incremental
-Z3 formula (`bmc_unroll`); a model of "some Assert fails" gives the Havoc values along the
-path the model takes, in execution order: `EngineResult.inputs`, which the concrete
-interpreter replays. BMC never answers SAFE (it has no certificate). When no error is
-reachable and no path can run more than k iterations of any loop, the answer is UNKNOWN with
+Every loop is unrolled k times into a Z3 formula (`bmc_unroll`; k deepens as `_Session`
+describes); a model of "some Assert fails" gives the Havoc values along the path the model
+takes, in execution order: `EngineResult.inputs`. Before answering UNSAFE the inputs are
+replayed in the concrete interpreter, which must reach that same Assert without signed
+overflow (a mismatch would be a bug here; it is answered UNKNOWN, `stats["replay"] ==
+"failed"`). BMC never answers SAFE (it has no certificate). When no error is reachable and
+no path can run more than k iterations of any loop, the answer is UNKNOWN with
 `stats["complete"] = True`.
 """
 
@@ -118,6 +120,9 @@ class _Session:
             if answer == z3.unsat and self._complete():
                 reason = f"bounded: no error within complete unwinding k={self.bound}"
                 return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
+            if answer == z3.unknown and not self.unroller.loops:
+                reason = f"solver gave up on the complete unwinding k={self.bound}: {self.gave_up}"
+                return unknown(ENGINE, reason, watch.elapsed(), self.stats())
             if self.bound >= max_bound:
                 reason = f"no error within k={self.bound} iterations per loop (max_bound)"
                 if answer == z3.unknown:

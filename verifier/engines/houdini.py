@@ -1,13 +1,16 @@
 """Houdini: the largest inductive subset of candidate invariants, then safety.
 
-One incremental solver per edge of the cutpoint graph holds the edge formula, the candidates
-at the source guarded by assumption literals and the candidates at the target defined by
-literals. A query asks for a model where the kept source candidates hold and some kept target
-candidate fails; every target candidate false in that model is dropped at once. When the
-batched query is `unknown`, candidates are tried one by one and an `unknown` drops the one
-asked about. Edges out of a loop whose candidates shrank are queued again, until nothing
-changes. The type-range facts of `encode.range_facts` join every pool (and are left out of
-the certificate: `inductive` adds them again).
+One incremental solver per edge of the cutpoint graph holds the edge formula and the candidates
+at the source guarded by assumption literals; a query adds the negation of its goals (target
+candidates) only, so hard candidates it does not ask about cannot slow it down. A query asks for
+a model where the kept source candidates hold and some goal fails; every goal false in that
+model is dropped at once. Every query
+has a time cap (`QUERY_CAP_S`), so one hard nonlinear query cannot eat the whole budget. When
+the batched query is `unknown`, the goals are split in halves, cheap (low-degree) ones first,
+down to single candidates; an `unknown` on a single candidate drops it. Edges out of a loop
+whose candidates shrank are queued again, until nothing changes. The type-range facts of
+`encode.range_facts` join every pool (and are left out of the certificate: `inductive` adds
+them again).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from dataclasses import dataclass, field
 import z3
 
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
-from ..ir import Binary, Expr, IntType, Program, free_vars
+from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .inductive import Cti, cti_of, describe
 
 ENGINE = "houdini"
+QUERY_CAP_S = 2.0  # seconds one solver query may take before its goals are split
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class _EdgeSolver:
         self.solver = z3.Solver()
         self.solver.add(edge.guard)
         self.pre: dict[Expr, z3.BoolRef] = {}
-        self.post: dict[Expr, z3.BoolRef] = {}
+        self.post: dict[Expr, z3.BoolRef] = {}  # target formulas, added only to the queries asking for them
         if edge.src != ENTRY:
             tr = enc.translator(edge, "pre")
             for i, c in enumerate(pool.get(edge.src, ())):
@@ -77,16 +81,15 @@ class _EdgeSolver:
                 self.solver.add(z3.Implies(self.pre[c], tr.formula(c)))
         if edge.dst != ERROR:
             tr = enc.translator(edge, "post")
-            for i, c in enumerate(pool.get(edge.dst, ())):
-                self.post[c] = z3.Bool(f"post!{i}")
-                self.solver.add(self.post[c] == tr.formula(c))
+            for c in pool.get(edge.dst, ()):
+                self.post[c] = tr.formula(c)
 
-    def check(self, assumed: Sequence[Expr], goals: Sequence[Expr], budget: Budget
-              ) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+    def check(self, assumed: Sequence[Expr], goals: Sequence[Expr], budget: Budget,
+              cap_s: float | None = None) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
         """Can the assumed source candidates hold while some goal (target candidate) fails?"""
         if budget.expired:
             return z3.unknown, None, "budget exhausted"
-        self.solver.set("timeout", budget.z3_timeout_ms())
+        self.solver.set("timeout", budget.z3_timeout_ms(cap_s))
         self.solver.push()
         if self.edge.dst != ERROR:
             self.solver.add(z3.Or([z3.Not(self.post[g]) for g in goals]))
@@ -139,29 +142,37 @@ class _Houdini:
 
     def _refine(self, edge: Edge) -> bool:
         """Drop the target candidates that fail along `edge`; True when any was dropped."""
-        solver, changed = self.solvers[id(edge)], False
+        changed = False
         while self.kept[edge.dst]:
-            assumed = self.kept.get(edge.src, [])
-            result, model, why = solver.check(assumed, self.kept[edge.dst], self.budget)
-            if result == z3.unsat:
+            goals = sorted(self.kept[edge.dst], key=degree)
+            result, dropped = self._split(edge, goals)
+            changed = changed or dropped
+            if result == z3.unsat or not dropped:
                 return changed
-            failing = solver.failing(model, self.kept[edge.dst]) if model is not None else []
-            if failing and model is not None:
-                self._drop(edge, failing, cti_of(self.enc, edge, model))
-            else:
-                self._one_by_one(edge, solver, why)
-                return True
-            changed = True
         return changed
 
-    def _one_by_one(self, edge: Edge, solver: _EdgeSolver, why: str) -> None:
-        for goal in list(self.kept[edge.dst]):
-            result, model, why_one = solver.check(self.kept.get(edge.src, []), [goal], self.budget)
-            if result == z3.sat and model is not None:
-                self._drop(edge, [goal], cti_of(self.enc, edge, model))
-            elif result == z3.unknown:
-                reason = f"{describe(self.enc, edge)} unknown ({why_one or why})"
-                self._remove(Dropped(edge.dst, goal, "unknown", reason))
+    def _split(self, edge: Edge, goals: Sequence[Expr]) -> tuple[z3.CheckSatResult, bool]:
+        """Check `goals` along `edge`, halving them on `unknown`; (unsat when all hold, anything dropped)."""
+        solver = self.solvers[id(edge)]
+        result, model, why = solver.check(self.kept.get(edge.src, []), goals, self.budget, QUERY_CAP_S)
+        if result == z3.sat and model is not None:
+            failing = solver.failing(model, goals)
+            if failing:
+                self._drop(edge, failing, cti_of(self.enc, edge, model))
+                return z3.sat, True
+            result = z3.unknown
+        if result == z3.unsat:
+            return z3.unsat, False
+        if len(goals) == 1:
+            reason = f"{describe(self.enc, edge)} unknown ({why or 'no failing candidate in the model'})"
+            self._remove(Dropped(edge.dst, goals[0], "unknown", reason))
+            return z3.unknown, True
+        half = (len(goals) + 1) // 2
+        first, dropped_first = self._split(edge, goals[:half])
+        rest = [g for g in goals[half:] if g in self.kept[edge.dst]]
+        second, dropped_second = self._split(edge, rest) if rest else (z3.unsat, False)
+        both = z3.unsat if first == second == z3.unsat else z3.unknown
+        return both, dropped_first or dropped_second
 
     def _drop(self, edge: Edge, goals: Sequence[Expr], cti: Cti) -> None:
         if edge.src == ENTRY:
@@ -194,6 +205,16 @@ class _Houdini:
             if parts:
                 out[loop] = _conjoin(parts)
         return out
+
+
+def degree(e: Expr) -> int:
+    """The largest number of variables multiplied together in `e` (a cheap measure of difficulty)."""
+    if isinstance(e, Binary):
+        left, right = degree(e.left), degree(e.right)
+        return left + right if e.op == "*" else max(left, right)
+    if isinstance(e, Var):
+        return 1
+    return max((degree(c) for c in children(e)), default=0)
 
 
 def _conjoin(parts: Sequence[Expr]) -> Expr:

@@ -1,0 +1,72 @@
+"""The `quokka finetune` command (`quokka dataset` is registered by `dataset.register`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from quokka.verifier.errors import QuokkaError
+
+EPILOG = """GPU path: the same command on a larger base with LoRA, e.g.
+  quokka finetune --base ~/models/Qwen2.5-Coder-7B-Instruct --data DS --out OUT --lora --bf16
+(needs `pip install peft`; adapters are merged on export, so OUT loads with AutoModelForCausalLM,
+`quokka verify --model OUT` and `vllm serve OUT`)."""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "finetune",
+        help="fine-tune a causal LM on `quokka dataset build` output",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    start = p.add_mutually_exclusive_group(required=True)
+    start.add_argument("--base", type=Path, help="a transformers model directory to start from")
+    start.add_argument("--init-small", choices=["tiny", "small"], help="a new small Llama (CPU)")
+    p.add_argument("--data", type=Path, required=True, help="folder with train.jsonl and val.jsonl")
+    p.add_argument("--out", type=Path, required=True, help="output model folder")
+    p.add_argument("--lora", action="store_true", help="train LoRA adapters (needs peft), merged on export")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--max-steps", type=int, default=-1, help="stop after N optimizer steps")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast (GPU, or CPUs with native bf16)")
+    p.add_argument("--lr", type=float, help="learning rate (default by mode)")
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--max-len", type=int, default=2048, help="drop longer examples (tokens)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1; 0: torch's)")
+    p.add_argument("--save-steps", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .finetune import FinetuneConfig, finetune
+
+    config = FinetuneConfig(
+        data=args.data,
+        out=args.out,
+        base=args.base,
+        init_small=args.init_small,
+        lora=args.lora,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        bf16=args.bf16,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        max_len=args.max_len,
+        threads=args.threads,
+        seed=args.seed,
+        save_steps=args.save_steps,
+    )
+    try:
+        s = finetune(config)
+    except QuokkaError as exc:
+        sys.stderr.write(f"quokka finetune: {exc}\n")
+        return 2
+    sys.stdout.write(
+        f"{s.steps} steps in {s.seconds:.1f} s ({s.tokens_per_s:.0f} tokens/s), {s.parameters} parameters; "
+        f"train loss {s.train_loss_first} -> {s.train_loss_last}; val loss {s.val_loss_before} -> "
+        f"{s.val_loss_after}; model in {args.out}\n"
+    )
+    return 0

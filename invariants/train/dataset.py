@@ -1,0 +1,193 @@
+"""`quokka dataset build SOURCE... --out DIR`: chat-form training data from proven invariants.
+
+Writes `DIR/train.jsonl` and `DIR/val.jsonl` (one `{"messages": [system, user, assistant], "meta": ...}`
+per line; the prompt is exactly `build_messages`, the answer `format_answer`) and `DIR/split.json`
+(families of each split, counts, dropped targets by reason). Split by program family; synthetic
+programs only ever train.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.frontend import lower
+from quokka.verifier.ir import Program
+
+from ..llm.prompt import build_messages, format_answer
+from .families import family_of, split_families
+from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
+from .sources import Target, data_model_of, read_source
+from .synthetic import generate, write_all
+
+SYNTHETIC = "synthetic"
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    train: int
+    val: int
+    targets: int
+    proven: int
+    duplicates: int
+    dropped: tuple[tuple[str, int], ...]
+    cached: int
+    train_families: int
+    val_families: int
+
+
+def synthetic_targets(out: Path, count: int, seed: int) -> list[Target]:
+    programs = generate(count, seed)
+    paths = write_all(programs, out / SYNTHETIC)
+    return [
+        Target(path.resolve(), p.loop_line, p.invariant, SYNTHETIC)
+        for p, path in zip(programs, paths, strict=True)
+    ]
+
+
+def example(program: Program, source: str, checked: Checked) -> dict[str, Any]:
+    messages = build_messages(program, source)
+    answer = format_answer([(checked.after_line, checked.target.invariant)])
+    meta = {
+        "file": str(checked.target.file),
+        "after_line": checked.after_line,
+        "invariant": checked.target.invariant,
+        "origin": checked.target.origin,
+        "family": _family(checked.target),
+    }
+    return {"messages": [*messages, {"role": "assistant", "content": answer}], "meta": meta}
+
+
+def _family(target: Target) -> str:
+    name = family_of(target.file)
+    return f"{SYNTHETIC}:{name}" if target.origin == SYNTHETIC else name
+
+
+def _dedup_key(c: Checked) -> str:
+    text = " ".join(c.target.invariant.split())
+    digest = hashlib.sha256(c.target.file.read_bytes()).hexdigest()
+    return f"{digest}:{c.after_line}:{text}"
+
+
+def examples_of(checked: Sequence[Checked]) -> tuple[list[dict[str, Any]], int]:
+    """The examples of the proven targets, deduplicated; and the number of duplicates."""
+    seen: set[str] = set()
+    programs: dict[Path, tuple[Program, str]] = {}
+    out = []
+    for c in checked:
+        key = _dedup_key(c) if c.proven else ""
+        if not c.proven or key in seen:
+            continue
+        seen.add(key)
+        f = c.target.file
+        if f not in programs:
+            programs[f] = (lower(f, data_model_of(f)), f.read_text(encoding="utf-8"))
+        out.append(example(*programs[f], c))
+    return out, sum(c.proven for c in checked) - len(out)
+
+
+def build(
+    sources: Sequence[Path],
+    out: Path,
+    *,
+    jobs: int = 1,
+    synthetic: int = 0,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+) -> DatasetSummary:
+    """Read, re-check, deduplicate, split and write the dataset; see the module docstring."""
+    out.mkdir(parents=True, exist_ok=True)
+    targets = [t for s in sources for t in read_source(s)] + synthetic_targets(out, synthetic, seed)
+    checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
+    examples, dups = examples_of(checked)
+    families = [e["meta"]["family"] for e in examples]
+    train_f, val_f = split_families([f for f in families if not f.startswith(SYNTHETIC)], val_fraction, seed)
+    val_set = set(val_f)
+    train = [e for e in examples if e["meta"]["family"] not in val_set]
+    val = [e for e in examples if e["meta"]["family"] in val_set]
+    _write_jsonl(out / "train.jsonl", train)
+    _write_jsonl(out / "val.jsonl", val)
+    summary = _summary(stats, train, val, dups, train_f, val_f)
+    split = {
+        "train_families": train_f,
+        "val_families": val_f,
+        "seed": seed,
+        "val_fraction": val_fraction,
+        "synthetic_train": synthetic,
+        "summary": asdict(summary),
+    }
+    (out / "split.json").write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _summary(
+    stats: RecheckStats, train: list[Any], val: list[Any], dups: int, train_f: list[str], val_f: list[str]
+) -> DatasetSummary:
+    return DatasetSummary(
+        len(train),
+        len(val),
+        stats.total,
+        stats.proven,
+        dups,
+        stats.dropped_reasons,
+        stats.cached,
+        len(train_f),
+        len(val_f),
+    )
+
+
+def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("dataset", help="build fine-tuning data from proven invariants")
+    sub = parser.add_subparsers(dest="dataset_command", metavar="ACTION", required=True)
+    b = sub.add_parser(
+        "build", help="harvest, re-check, split and write chat-form JSONL", description=__doc__
+    )
+    b.add_argument(
+        "sources",
+        nargs="+",
+        type=Path,
+        metavar="SOURCE",
+        help="invariants.jsonl, results .sqlite, witness .yml, ACSL-annotated .c, or a folder",
+    )
+    b.add_argument("--out", type=Path, required=True, help="output folder")
+    b.add_argument("--jobs", type=int, default=1, help="parallel re-check processes (default 1)")
+    b.add_argument("--synthetic", type=int, default=0, help="generated programs to add to train")
+    b.add_argument("--val-fraction", type=float, default=0.2, help="share of families to validate on")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(func=run_build)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    try:
+        s = build(
+            args.sources,
+            args.out,
+            jobs=args.jobs,
+            synthetic=args.synthetic,
+            val_fraction=args.val_fraction,
+            seed=args.seed,
+        )
+    except QuokkaError as exc:
+        sys.stderr.write(f"quokka dataset: {exc}\n")
+        return 2
+    dropped = ", ".join(f"{k}: {n}" for k, n in s.dropped) or "none"
+    sys.stdout.write(
+        f"{s.targets} targets, {s.proven} proven ({s.cached} cached), {s.duplicates} duplicates; "
+        f"train {s.train} examples ({s.train_families} families), val {s.val} ({s.val_families} families)\n"
+        f"dropped: {dropped}\n"
+    )
+    return 0

@@ -1,0 +1,272 @@
+"""`quokka finetune`: supervised fine-tuning of a causal LM on `quokka dataset build` output.
+
+The loss is on the answer tokens only (prompt tokens are labelled -100); the prompt text is rendered
+exactly as the local LLM backend renders it (`render_prompt`), so training matches sampling.
+Checkpoints go to `OUT/checkpoints` and a rerun resumes from the last one; the final model (LoRA
+adapters merged) and its tokenizer go to `OUT`, with `OUT/summary.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from quokka.verifier.errors import QuokkaError
+
+from ..llm.local import cpu_has_bf16, render_prompt
+
+
+class FinetuneError(QuokkaError):  # type: ignore[misc]  # mypy cannot follow the editable install
+    """Fine-tuning cannot start (missing data, missing optional dependency, bad model)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, message)
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    data: Path
+    out: Path
+    base: Path | None = None
+    init_small: str | None = None
+    lora: bool = False
+    epochs: float = 1.0
+    max_steps: int = -1
+    bf16: bool = False
+    lr: float | None = None
+    batch_size: int = 4
+    max_len: int = 2048
+    threads: int = 1
+    seed: int = 0
+    save_steps: int = 50
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class FinetuneSummary:
+    steps: int
+    seconds: float
+    tokens_per_s: float
+    train_loss_first: float | None
+    train_loss_last: float | None
+    val_loss_before: float | None
+    val_loss_after: float | None
+    train_examples: int
+    val_examples: int
+    too_long: int
+    parameters: int
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def encode_example(tokenizer: Any, messages: Sequence[dict[str, str]]) -> tuple[list[int], list[int]]:
+    """(input ids, labels): the prompt as `render_prompt` gives it, then the answer and end of turn."""
+    prompt, special = render_prompt(tokenizer, messages[:-1])
+    p = tokenizer(prompt, add_special_tokens=special)["input_ids"]
+    answer = messages[-1]["content"] if not special else " " + messages[-1]["content"]
+    a = [*tokenizer(answer, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
+    return p + a, [-100] * len(p) + a
+
+
+def encode_all(
+    tokenizer: Any, rows: Sequence[dict[str, Any]], max_len: int
+) -> tuple[list[dict[str, Any]], int]:
+    out = []
+    for row in rows:
+        ids, labels = encode_example(tokenizer, row["messages"])
+        if len(ids) <= max_len:
+            out.append({"input_ids": ids, "labels": labels})
+    return out, len(rows) - len(out)
+
+
+def collate(pad_id: int) -> Any:
+    def collate_fn(batch: Sequence[dict[str, list[int]]]) -> dict[str, Any]:
+        import torch
+
+        width = max(len(b["input_ids"]) for b in batch)
+        ids = [b["input_ids"] + [pad_id] * (width - len(b["input_ids"])) for b in batch]
+        labels = [b["labels"] + [-100] * (width - len(b["labels"])) for b in batch]
+        mask = [[1] * len(b["input_ids"]) + [0] * (width - len(b["input_ids"])) for b in batch]
+        return {
+            "input_ids": torch.tensor(ids),
+            "labels": torch.tensor(labels),
+            "attention_mask": torch.tensor(mask),
+        }
+
+    return collate_fn
+
+
+def setup_threads(threads: int) -> None:
+    """Passive OpenMP waiting and `threads` torch threads (oversubscribed cores spin: 10x slower)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+
+
+def load_base(config: FinetuneConfig, train_rows: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """(model, tokenizer): from `--base`, from `OUT/init` (a resumed `--init-small`), or from scratch."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source = config.base or (config.out / "init" if (config.out / "init" / "config.json").is_file() else None)
+    if source is not None:
+        try:
+            tok = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(str(source), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise FinetuneError(f"cannot load a causal LM from {source}: {exc}") from exc
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        return model, tok
+    from .smallmodel import PRESETS, init_small
+
+    if config.init_small not in PRESETS:
+        raise FinetuneError(
+            f"unknown --init-small preset {config.init_small!r} (known: {', '.join(PRESETS)})"
+        )
+    model, tok = init_small(config.init_small, train_rows)
+    model.save_pretrained(str(config.out / "init"))
+    tok.save_pretrained(str(config.out / "init"))
+    return model, tok
+
+
+def apply_lora(model: Any) -> Any:
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise FinetuneError("--lora needs the optional package `peft` (pip install peft)") from exc
+    lora = LoraConfig(
+        r=16,
+        lora_alpha=32,
+        lora_dropout=0.05,
+        task_type="CAUSAL_LM",
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+    )
+    return get_peft_model(model, lora)
+
+
+def training_args(config: FinetuneConfig, use_bf16: bool) -> Any:
+    from transformers import TrainingArguments
+
+    lr = config.lr or (1e-3 if config.init_small else 2e-4 if config.lora else 5e-5)
+    return TrainingArguments(
+        output_dir=str(config.out / "checkpoints"),
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
+        learning_rate=lr,
+        warmup_steps=0,
+        lr_scheduler_type="constant" if config.init_small else "linear",
+        logging_steps=1,
+        save_steps=config.save_steps,
+        save_total_limit=2,
+        eval_strategy="no",
+        bf16=use_bf16,
+        use_cpu=not _cuda(),
+        seed=config.seed,
+        data_seed=config.seed,
+        report_to=[],
+        disable_tqdm=not config.progress,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+    )
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def last_checkpoint(out: Path) -> str | None:
+    found = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return str(found[-1]) if found else None
+
+
+def finetune(config: FinetuneConfig) -> FinetuneSummary:
+    """Train, export and summarise; see the module docstring."""
+    setup_threads(config.threads)
+    import torch
+    from transformers import Trainer
+
+    train_rows, val_rows = read_jsonl(config.data / "train.jsonl"), read_jsonl(config.data / "val.jsonl")
+    if not train_rows:
+        raise FinetuneError(f"no training examples in {config.data / 'train.jsonl'}")
+    config.out.mkdir(parents=True, exist_ok=True)
+    model, tok = load_base(config, train_rows)
+    max_len = min(config.max_len, int(getattr(model.config, "max_position_embeddings", 0) or config.max_len))
+    train, long_train = encode_all(tok, train_rows, max_len)
+    val, long_val = encode_all(tok, val_rows, max_len)
+    if config.lora:
+        model = apply_lora(model)
+    use_bf16 = config.bf16 and (torch.cuda.is_available() or cpu_has_bf16())
+    torch.manual_seed(config.seed)
+    trainer = Trainer(
+        model=model,
+        args=training_args(config, use_bf16),
+        train_dataset=train,
+        eval_dataset=val or None,
+        data_collator=collate(tok.pad_token_id),
+    )
+    before = _eval_loss(trainer, val)
+    start = time.monotonic()
+    trainer.train(resume_from_checkpoint=last_checkpoint(config.out))
+    seconds = time.monotonic() - start
+    after = _eval_loss(trainer, val)
+    _export(trainer.model, tok, config)
+    summary = _summary(trainer, train, val, seconds, before, after, long_train + long_val)
+    (config.out / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _eval_loss(trainer: Any, val: list[Any]) -> float | None:
+    return float(trainer.evaluate()["eval_loss"]) if val else None
+
+
+def _export(model: Any, tok: Any, config: FinetuneConfig) -> None:
+    if config.lora:
+        model = model.merge_and_unload()
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.save_pretrained(str(config.out))
+    tok.save_pretrained(str(config.out))
+
+
+def _summary(
+    trainer: Any,
+    train: list[dict[str, Any]],
+    val: list[Any],
+    seconds: float,
+    before: float | None,
+    after: float | None,
+    too_long: int,
+) -> FinetuneSummary:
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    steps = int(trainer.state.global_step)
+    mean_len = sum(len(t["input_ids"]) for t in train) / len(train) if train else 0.0
+    tokens = mean_len * steps * trainer.args.per_device_train_batch_size
+    params = sum(p.numel() for p in trainer.model.parameters())
+    return FinetuneSummary(
+        steps,
+        round(seconds, 2),
+        round(tokens / seconds, 1) if seconds > 0 else 0.0,
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        before,
+        after,
+        len(train),
+        len(val),
+        too_long,
+        int(params),
+    )

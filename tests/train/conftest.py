@@ -1,0 +1,55 @@
+"""Fixtures of the training tests: a tiny dataset (3 quokka-dev files + synthetic) and a tiny model."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEV = Path("/work/shared/benchmarks/quokka-dev")
+FILES = ("benchmark25_linear_1.c", "benchmark17_conjunctive_1.c", "benchmark09_conjunctive_1.c")
+
+
+@pytest.fixture(scope="session")
+def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (DEV / "invariants.jsonl").is_file():
+        pytest.skip("needs /work/shared/benchmarks/quokka-dev")
+    from quokka.invariants.train.dataset import build
+
+    root = tmp_path_factory.mktemp("ds")
+    rows = [json.loads(line) for line in (DEV / "invariants.jsonl").read_text().splitlines() if line.strip()]
+    picked = [dict(r, file=str(DEV / r["file"])) for r in rows if r["file"] in FILES]
+    picked.append({"file": str(DEV / FILES[0]), "after_line": 26, "invariant": "x <= 9"})  # not inductive
+    src = root / "invariants.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    out = root / "out"
+    build([src], out, jobs=1, synthetic=4, val_fraction=0.34)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_finetuned(dataset_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+
+    out = tmp_path_factory.mktemp("model")
+    finetune(
+        FinetuneConfig(
+            data=dataset_dir,
+            out=out,
+            init_small="tiny",
+            max_steps=6,
+            batch_size=2,
+            save_steps=3,
+            progress=False,
+            bf16=True,
+        )
+    )
+    return out

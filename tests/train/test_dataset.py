@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from quokka.invariants.llm.prompt import build_messages, format_answer
+from quokka.invariants.train.families import family_of, split_families
+from quokka.invariants.train.recheck import check_target, recheck_all
+from quokka.invariants.train.sources import Target, read_source
+from quokka.invariants.train.synthetic import generate, write_all
+from quokka.verifier.frontend import lower
+
+ACSL = """extern int __VERIFIER_nondet_int(void);
+void reach_error(void) {}
+int main() {
+    int n = __VERIFIER_nondet_int();
+    if (!(n >= 0)) return 0;
+    int i = 0;
+    /*@ loop invariant i <= n; */
+    while (i < n) {
+        i = i + 1;
+    }
+    if (i != n) reach_error();
+    return 0;
+}
+"""
+
+
+def test_family_strips_variant_suffixes() -> None:
+    assert family_of("cohencu-ll_valuebound5.c") == "cohencu"
+    assert family_of("benchmark09_conjunctive_1.c") == "benchmark09_conjunctive"
+    assert family_of("hard2_unwindbound10.yml") == "hard2"
+    assert family_of("dir/sqrt1-ll_unwindbound2.c") == "sqrt1"
+
+
+def test_split_is_by_family_and_deterministic() -> None:
+    fams = [f"f{i}" for i in range(10)]
+    train, val = split_families(fams, 0.3)
+    assert len(val) == 3 and not set(train) & set(val) and set(train) | set(val) == set(fams)
+    assert split_families(list(reversed(fams)), 0.3) == (train, val)
+
+
+def test_synthetic_programs_are_inductive(tmp_path: Path) -> None:
+    programs = generate(6, seed=3)
+    assert len({p.template for p in programs}) == 6
+    for p, path in zip(programs, write_all(programs, tmp_path), strict=True):
+        checked = check_target(Target(path, p.loop_line, p.invariant, "synthetic"))
+        assert checked.proven, (p.name, checked.reason)
+
+
+def test_recheck_drops_non_inductive_and_caches(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(ACSL)
+    good, bad = Target(c, 8, "i <= n", "t"), Target(c, 8, "i <= 5", "t")
+    checked, stats = recheck_all([good, bad], tmp_path / "cache.json")
+    assert [x.proven for x in checked] == [True, False] and stats.cached == 0
+    calls: list[Target] = []
+    again, stats2 = recheck_all([good, bad], tmp_path / "cache.json", checker=lambda t: calls.append(t))  # type: ignore[arg-type,func-returns-value]
+    assert not calls and stats2.cached == 2 and [x.proven for x in again] == [True, False]
+
+
+def test_sources_acsl_and_results_db(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(ACSL)
+    (acsl,) = read_source(c)
+    assert check_target(acsl).proven and check_target(acsl).after_line == 8
+    db = tmp_path / "r.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE results (program TEXT, verdict TEXT, invariants TEXT)")
+        con.execute(
+            "INSERT INTO results VALUES (?, 'true', ?)", (str(c), json.dumps([{"line": 8, "expr": "i <= n"}]))
+        )
+        con.execute(
+            "INSERT INTO results VALUES (?, 'unknown', ?)", (str(c), json.dumps([{"line": 8, "expr": "0"}]))
+        )
+    (row,) = read_source(db)
+    assert (row.file, row.after_line, row.invariant) == (c, 8, "i <= n")
+
+
+def test_dataset_uses_the_shared_prompt(dataset_dir: Path) -> None:
+    train = [json.loads(line) for line in (dataset_dir / "train.jsonl").read_text().splitlines()]
+    val = [json.loads(line) for line in (dataset_dir / "val.jsonl").read_text().splitlines()]
+    split = json.loads((dataset_dir / "split.json").read_text())
+    assert train and val
+    assert (
+        split["summary"]["dropped"]
+        and split["summary"]["proven"] == len(train) + len(val) + split["summary"]["duplicates"]
+    )
+    assert not set(split["train_families"]) & set(split["val_families"])
+    assert {e["meta"]["family"] for e in val} <= set(split["val_families"])
+    ex = val[0]
+    path = Path(ex["meta"]["file"])
+    assert ex["messages"][:-1] == build_messages(lower(path), path.read_text())
+    assert ex["messages"][-1] == {
+        "role": "assistant",
+        "content": format_answer([(ex["meta"]["after_line"], ex["meta"]["invariant"])]),
+    }
+    assert sum(e["meta"]["origin"] == "synthetic" for e in train) == 4

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import DEV, FILES
+
+
+def test_loss_falls_and_summary(tiny_finetuned: Path) -> None:
+    s = json.loads((tiny_finetuned / "summary.json").read_text())
+    assert s["steps"] == 6 and s["tokens_per_s"] > 0
+    assert s["val_loss_after"] < s["val_loss_before"]
+    assert s["train_loss_last"] < s["train_loss_first"]
+    assert list((tiny_finetuned / "checkpoints").glob("checkpoint-6"))
+
+
+def test_reloads_with_automodel(tiny_finetuned: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_finetuned), local_files_only=True)
+    tok = AutoTokenizer.from_pretrained(str(tiny_finetuned), local_files_only=True)
+    assert model.config.model_type == "llama" and "<|im_start|>" in tok.get_vocab()
+    assert tok.chat_template
+
+
+def test_masks_prompt_tokens(tiny_finetuned: Path, dataset_dir: Path) -> None:
+    from quokka.invariants.train.finetune import encode_example, read_jsonl
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_finetuned), local_files_only=True)
+    row = read_jsonl(dataset_dir / "train.jsonl")[0]
+    ids, labels = encode_example(tok, row["messages"])
+    answer = [t for t in labels if t != -100]
+    assert labels[0] == -100 and answer == ids[-len(answer) :]
+    assert tok.decode(answer, skip_special_tokens=True) == row["messages"][-1]["content"]
+
+
+def test_quokka_verify_runs_the_model(tiny_finetuned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from quokka.verifier.cli import main
+
+    code = main(
+        [
+            "verify",
+            str(DEV / FILES[0]),
+            "--model",
+            str(tiny_finetuned),
+            "--proposers",
+            "llm",
+            "--engines",
+            "houdini",
+            "--samples",
+            "2",
+            "--timeout",
+            "30",
+            "--json",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code in (0, 1) and out["verdict"] in ("true", "unknown")  # the program is correct
+
+
+def test_resume_continues_from_checkpoint(tiny_finetuned: Path, dataset_dir: Path) -> None:
+    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+
+    s = finetune(
+        FinetuneConfig(
+            data=dataset_dir,
+            out=tiny_finetuned,
+            init_small="tiny",
+            max_steps=7,
+            batch_size=2,
+            save_steps=100,
+            progress=False,
+        )
+    )
+    assert s.steps == 7  # resumed at 6, one more step
+
+
+def test_lora_without_peft_is_a_clear_error(dataset_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    try:
+        import peft  # noqa: F401
+
+        pytest.skip("peft is installed")
+    except ImportError:
+        pass
+    from quokka.invariants.train.finetune import FinetuneConfig, FinetuneError, finetune
+
+    with pytest.raises(FinetuneError, match="peft"):
+        finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", lora=True, max_steps=1))
