@@ -581,9 +581,18 @@ def test_negation_and_unary_minus() -> None:
 def test_slow_queries_switch_to_probing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bmc, "_SLOW_S", 0.0)
     monkeypatch.setattr(bmc, "_SLOW_SHARE", 0.0)
-    result = unsafe(counter_program(20))
+    b = ProgramBuilder()
+    x, m = b.var("x"), b.var("m")
+    b.havoc(m)
+    b.assume(ge(m, num(20)))
+    b.assign(x, num(0))
+    with b.loop():
+        b.assign(x, add(x, num(1)))
+        b.check(ne(x, m))  # symbolic from the first iteration on: every bound is queried
+    result = unsafe(b.build())
     assert result.stats["probing"] is True
     assert result.stats["bound"] == 32  # 1, then doubling: 2, 4, ..., 32
+    assert result.inputs is not None and 20 <= result.inputs[0] <= 32
     assert complete(counter_program(0)).stats["probing"] is True
 
 
