@@ -593,7 +593,18 @@ def test_slow_queries_switch_to_probing(monkeypatch: pytest.MonkeyPatch) -> None
     assert result.stats["probing"] is True
     assert result.stats["bound"] == 32  # 1, then doubling: 2, 4, ..., 32
     assert result.inputs is not None and 20 <= result.inputs[0] <= 32
-    assert complete(counter_program(0)).stats["probing"] is True
+    b = ProgramBuilder()
+    x, m = b.var("x"), b.var("m")
+    b.havoc(m)
+    b.assume(gt(m, num(10)))
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, num(10)))
+        b.assign(x, add(x, num(1)))
+        b.check(ne(x, m))
+    result = complete(b.build())
+    assert result.stats["probing"] is True
+    assert result.stats["bound"] == 16
 
 
 def test_next_bound_schedule() -> None:

@@ -94,3 +94,34 @@ def test_exhausted_budget_is_incomplete_and_unknown() -> None:
     program, loop, x, y, n = _two_var()
     result = houdini(program, {loop: [le(x, n), eq(y, mul(num(2), x))]}, Budget(0.0))
     assert not result.complete and result.result.status is Status.UNKNOWN
+
+
+def test_degree_counts_multiplied_variables() -> None:
+    from quokka.verifier.engines.houdini import degree
+
+    _, _, x, y, n = _two_var()
+    assert degree(num(3)) == 0
+    assert degree(le(x, n)) == 1
+    assert degree(eq(mul(x, mul(y, n)), add(x, mul(num(2), y)))) == 3
+
+
+def test_an_undecidable_candidate_is_dropped_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query the solver cannot answer is split until only the hard candidate is dropped."""
+    import z3
+    from quokka.verifier.engines import houdini as h
+
+    program, loop, x, y, n = _two_var()
+    hard = eq(mul(x, mul(x, y)), mul(y, mul(y, x)))
+    original = h._EdgeSolver.check
+
+    def check(self: h._EdgeSolver, assumed: list[Expr], goals: list[Expr], budget: Budget,
+              cap_s: float | None = None) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+        if hard in goals and self.edge.src == self.edge.dst:
+            return z3.unknown, None, "timeout"
+        return original(self, assumed, goals, budget, cap_s)
+
+    monkeypatch.setattr(h._EdgeSolver, "check", check)
+    result = houdini(program, {loop: [hard, le(x, n), eq(y, mul(num(2), x))]}, Budget.of(30))
+    assert result.complete and result.result.status is Status.SAFE
+    assert [d.obligation for d in result.dropped if d.expr == hard] == ["unknown"]
+    assert set(result.kept[loop]) >= {le(x, n), eq(y, mul(num(2), x))}

@@ -114,26 +114,32 @@ class _Session:
         else:
             self.unroller.build(start)
         while True:
-            answer = self._search()
-            if answer == z3.sat:
-                return self._unsafe(self._extract(self._preferred_model()), watch)
-            if answer == z3.unsat and self._complete():
-                reason = f"bounded: no error within complete unwinding k={self.bound}"
-                return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
-            if answer == z3.unknown and not self.unroller.loops:
-                reason = f"solver gave up on the complete unwinding k={self.bound}: {self.gave_up}"
-                return unknown(ENGINE, reason, watch.elapsed(), self.stats())
-            if self.bound >= max_bound:
-                reason = f"no error within k={self.bound} iterations per loop (max_bound)"
-                if answer == z3.unknown:
-                    reason = f"solver gave up at k={self.bound} (max_bound): {self.gave_up}"
-                return unknown(ENGINE, reason, watch.elapsed(), self.stats())
+            verdict = self._verdict(self._search(), max_bound, watch)
+            if verdict is not None:
+                return verdict
             if self.probing:
                 self.bound = min(2 * self.bound, max_bound)
                 self._probe()
             else:
                 self.bound = min(next_bound(self.bound), max_bound)
                 self.unroller.extend(self.bound)
+
+    def _verdict(self, answer: z3.CheckSatResult, max_bound: int, watch: Stopwatch) -> EngineResult | None:
+        """The answer after the error query at the current bound, or None to deepen."""
+        if answer == z3.sat:
+            return self._unsafe(self._preferred_model(), watch)
+        if answer == z3.unsat and self._complete():
+            reason = f"bounded: no error within complete unwinding k={self.bound}"
+            return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
+        if answer == z3.unknown and not self.unroller.loops:
+            reason = f"solver gave up on the complete unwinding k={self.bound}: {self.gave_up}"
+        elif self.bound < max_bound:
+            return None
+        elif answer == z3.unknown:
+            reason = f"solver gave up at k={self.bound} (max_bound): {self.gave_up}"
+        else:
+            reason = f"no error within k={self.bound} iterations per loop (max_bound)"
+        return unknown(ENGINE, reason, watch.elapsed(), self.stats())
 
     def _probe(self) -> None:
         """A one-shot unrolling to the current bound, for a fresh solver."""
@@ -202,17 +208,23 @@ class _Session:
 
     # --- counterexamples
 
-    def _extract(self, model: z3.ModelRef) -> _Counterexample:
+    def _extract(self, model: z3.ModelRef) -> _Counterexample | None:
         def holds(f: z3.BoolRef) -> bool:
             return bool(z3.is_true(model.eval(f, model_completion=True)))
 
-        error = min((e for e in self.unroller.errors if holds(e.flag)), key=lambda e: e.key)
+        error = min((e for e in self.unroller.errors if holds(e.flag)), key=lambda e: e.key, default=None)
+        if error is None:
+            return None
         taken = sorted((h for h in self.unroller.havocs if h.key < error.key and holds(h.guard)),
                        key=lambda h: h.key)
         values = tuple(model.eval(h.value, model_completion=True).as_long() for h in taken)
         return _Counterexample(error, tuple(taken), tuple(int(v) for v in values))
 
-    def _unsafe(self, cex: _Counterexample, watch: Stopwatch) -> EngineResult:
+    def _unsafe(self, model: z3.ModelRef, watch: Stopwatch) -> EngineResult:
+        cex = self._extract(model)
+        if cex is None:
+            return unknown(ENGINE, f"internal: a model at k={self.bound} fails no assertion",
+                           watch.elapsed(), self.stats(replay="failed"))
         stmt = cex.error.stmt
         execution = run(self.program, _answers(cex))
         failure = _replay_failure(execution, stmt)

@@ -27,7 +27,8 @@ from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .inductive import Cti, cti_of, describe
 
 ENGINE = "houdini"
-QUERY_CAP_S = 2.0  # seconds one solver query may take before its goals are split
+QUERY_CAP_S = 2.0  # seconds one batched solver query may take before its goals are split
+SINGLE_CAP_S = 1.0  # seconds a query about one candidate may take before the candidate is dropped
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,10 @@ class _Houdini:
     def _split(self, edge: Edge, goals: Sequence[Expr]) -> tuple[z3.CheckSatResult, bool]:
         """Check `goals` along `edge`, halving them on `unknown`; (unsat when all hold, anything dropped)."""
         solver = self.solvers[id(edge)]
-        result, model, why = solver.check(self.kept.get(edge.src, []), goals, self.budget, QUERY_CAP_S)
+        cap = SINGLE_CAP_S if len(goals) == 1 else QUERY_CAP_S
+        result, model, why = solver.check(self.kept.get(edge.src, []), goals, self.budget, cap)
+        if self.budget.expired:
+            return z3.unknown, False
         if result == z3.sat and model is not None:
             failing = solver.failing(model, goals)
             if failing:
