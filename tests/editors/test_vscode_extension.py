@@ -145,7 +145,7 @@ def test_real_editor_code_server(installed, tmp_path):
     done = subprocess.run(["bash", "e2e/run.sh"], cwd=EXT, capture_output=True, text=True, timeout=840,
                           env=env, check=False)
     assert done.returncode == 0, output(done)
-    assert re.search(r"^12 passed, 0 failed$", done.stdout, re.M), output(done)
+    assert re.search(r"^15 passed, 0 failed$", done.stdout, re.M), output(done)
     shots = sorted(p.name for p in (tmp_path / "screenshots").glob("*.png"))
     assert shots == ["1-linear-hint-and-lens.png", "2-linear-hover.png", "3-sum-bug-problems.png",
                      "4-no-server-notification.png"]

@@ -103,6 +103,7 @@ async function checkLinear(bench: Workbench, run: Run): Promise<void> {
   const conjuncts = hint.replace(/^⊢ /, "").replace(/ ∧ …$/, "").split(" ∧ ");
   run.check("hover on the loop keyword", hover.includes("Verdict: verified")
     && conjuncts.every((conjunct) => hover.includes(conjunct)), JSON.stringify(hover));
+  await new Promise((resolve) => setTimeout(resolve, 800)); // the hover fades in
   await run.shot(bench, "2-linear-hover.png");
   await bench.moveMouseAway();
   await bench.runCommand("Quokka: Verify Current File");
@@ -112,6 +113,8 @@ async function checkLinear(bench: Workbench, run: Run): Promise<void> {
   const answer = log.split("\n").find((line) => line.includes("linear.c: TRUE in ")) ?? "";
   run.check("Verify Current File reports to the output", answer.includes("linear.c: TRUE in ")
     && !answer.includes("(cached)"), JSON.stringify(answer));
+  const after = await bench.statusBarItem("Quokka");
+  run.check("status-bar verdict after Verify Current File", after === "✓ Quokka", JSON.stringify(after));
 }
 
 async function checkBug(bench: Workbench, run: Run): Promise<void> {
@@ -146,6 +149,16 @@ async function checkNoServer(bench: Workbench, run: Run, folder: string): Promis
     && note.includes("quokka.serverCommand") && note.includes("Open Settings"), JSON.stringify(note));
   await new Promise((resolve) => setTimeout(resolve, 1000)); // the toast fades in
   await run.shot(bench, "4-no-server-notification.png");
+  const broken = { "quokka.serverCommand": ["/bin/sh", "-c", "echo 'quokka: broken install' >&2; exit 3"] };
+  fs.writeFileSync(path.join(folder, ".vscode", "settings.json"), JSON.stringify(broken, null, 2));
+  const later = await bench.waitFor("the notification for a server that exits", () => bench.notifications(),
+    (found) => found.some((text) => text.includes("stopped while starting")), 30_000);
+  run.check("notification when the server exits at once", later.some((text) => text.includes("stopped while starting")
+    && text.includes("pip install quokka-verifier")), JSON.stringify(later));
+  await bench.runCommand("Quokka: Show Output");
+  const log = await bench.waitFor("the server's message in the output", () => bench.outputText(),
+    (text) => text.includes("quokka: broken install"), 10_000);
+  run.check("the server's own message is in the output", log.includes("quokka: broken install"), "");
 }
 
 async function main(): Promise<number> {

@@ -14,6 +14,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     output,
     status,
+    quokka,
     vscode.commands.registerCommand("quokka.verifyCurrentFile", () => quokka.verifyCurrentFile(false)),
     vscode.commands.registerCommand("quokka.verifyCurrentFileWithModel", () => quokka.verifyCurrentFile(true)),
     vscode.commands.registerCommand("quokka.restartServer", () => quokka.restart()),

@@ -12,6 +12,7 @@ import {
   isExecutableFile,
   resolveServerCommand,
   type ServerCommand,
+  ServerNotFound,
 } from "./serverCommand";
 import { hasModel } from "./settings";
 import type { StatusBar } from "./status";
@@ -30,6 +31,7 @@ function errorText(error: unknown): string {
 export class Quokka implements vscode.Disposable, ClientHooks {
   private client: QuokkaClient | undefined;
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -38,7 +40,11 @@ export class Quokka implements vscode.Disposable, ClientHooks {
 
   // ------------------------------------------------------------------ lifecycle
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.inTurn(() => this.launch());
+  }
+
+  private async launch(): Promise<void> {
     this.status.setServerProblem(undefined);
     let server: ServerCommand;
     try {
@@ -70,10 +76,19 @@ export class Quokka implements vscode.Disposable, ClientHooks {
     await client?.dispose(STOP_TIMEOUT_MS).catch(() => undefined);
   }
 
-  async restart(): Promise<void> {
-    this.output.info("restarting the language server");
-    await this.stop();
-    await this.start();
+  /** Stop and start again. */
+  restart(): Promise<void> {
+    return this.inTurn(async () => {
+      this.output.info("restarting the language server");
+      await this.stop();
+      await this.launch();
+    });
+  }
+
+  /** Starts and restarts run one after the other, never two clients at once. */
+  private inTurn(task: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(task, task);
+    return this.queue;
   }
 
   showOutput(): void {
@@ -106,7 +121,9 @@ export class Quokka implements vscode.Disposable, ClientHooks {
 
   private startFailed(server: ServerCommand | undefined, error: unknown): void {
     const command = server === undefined ? "" : ` (${describe(server)})`;
-    const reason = errorText(error);
+    const reason = error instanceof ServerNotFound
+      ? error.message
+      : `it stopped while starting (${errorText(error)}); its messages are in the Quokka output`;
     this.output.error(`cannot start the language server${command}: ${reason}`);
     this.status.setServerProblem("the language server is not running");
     const message = `Quokka: cannot start the language server${command}: ${reason}. ${INSTALL_HINT}`;

@@ -28,7 +28,7 @@ export function statusFromLensTitle(title: string): FileStatus {
 
 export interface VerifyAnswer {
   readonly status?: string;
-  readonly verdict?: string;
+  readonly verdict?: string; // "true" | "false" | "unknown"
   readonly reason?: string;
   readonly time_s?: number;
   readonly cached?: boolean;
@@ -52,10 +52,11 @@ export function statusFromAnswer(answer: VerifyAnswer): FileStatus {
     default:
       break;
   }
-  if (answer.verdict === "TRUE") {
+  const verdict = answer.verdict?.toLowerCase();
+  if (verdict === "true") {
     return { kind: "verified", detail: `verified in ${seconds(answer.time_s ?? 0)}` };
   }
-  if (answer.verdict === "FALSE") {
+  if (verdict === "false") {
     return { kind: "failed", detail: `assertion violated: ${reason}` };
   }
   return { kind: "unknown", detail: `unknown: ${reason}` };
@@ -78,7 +79,7 @@ export function statusBarText(status: FileStatus): string {
 export function answerLines(file: string, answer: VerifyAnswer): string[] {
   const cached = answer.cached === true ? " (cached)" : "";
   const verdict = answer.status === "ok" || answer.status === undefined ? answer.verdict : answer.status;
-  const head = `${file}: ${verdict ?? "?"}${cached} in ${seconds(answer.time_s ?? 0)}: ${answer.reason ?? ""}`;
+  const head = `${file}: ${verdict?.toUpperCase() ?? "?"}${cached} in ${seconds(answer.time_s ?? 0)}: ${answer.reason ?? ""}`;
   const proven = (answer.invariants ?? []).map(
     (inv) => `  loop ${inv.loop ?? "?"} (line ${inv.line ?? "?"}): ${inv.expr ?? ""}`,
   );

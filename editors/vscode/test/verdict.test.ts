@@ -20,21 +20,21 @@ test("status-bar texts carry the verdict's symbol", () => {
 });
 
 test("quokka/verify answers map to verdicts", () => {
-  assert.deepEqual(statusFromAnswer({ status: "ok", verdict: "TRUE", time_s: 0.51 }), {
+  assert.deepEqual(statusFromAnswer({ status: "ok", verdict: "true", time_s: 0.51 }), {
     kind: "verified",
     detail: "verified in 0.5 s",
   });
-  assert.equal(statusFromAnswer({ status: "ok", verdict: "FALSE", reason: "r" }).kind, "failed");
-  assert.equal(statusFromAnswer({ status: "ok", verdict: "UNKNOWN", reason: "timeout" }).kind, "unknown");
-  assert.equal(statusFromAnswer({ status: "error", verdict: "UNKNOWN", reason: "f.c:1:1: x" }).kind, "failed");
-  assert.equal(statusFromAnswer({ status: "failed", verdict: "UNKNOWN" }).kind, "unknown");
-  assert.equal(statusFromAnswer({ status: "skipped", verdict: "UNKNOWN" }).kind, "none");
+  assert.equal(statusFromAnswer({ status: "ok", verdict: "false", reason: "r" }).kind, "failed");
+  assert.equal(statusFromAnswer({ status: "ok", verdict: "unknown", reason: "timeout" }).kind, "unknown");
+  assert.equal(statusFromAnswer({ status: "error", verdict: "unknown", reason: "f.c:1:1: x" }).kind, "failed");
+  assert.equal(statusFromAnswer({ status: "failed", verdict: "unknown" }).kind, "unknown");
+  assert.equal(statusFromAnswer({ status: "skipped", verdict: "unknown" }).kind, "none");
 });
 
 test("the output lines name the verdict and each proven invariant", () => {
   const lines = answerLines("linear.c", {
     status: "ok",
-    verdict: "TRUE",
+    verdict: "true",
     reason: "spacer found inductive invariants",
     time_s: 0.05,
     cached: true,
