@@ -179,13 +179,10 @@ def _reports(
     return out
 
 
-def user_invariant_strategy(invariants: Sequence[tuple[int, str]]) -> Strategy:
-    """Check user-given `(line, C expression)` invariants: inductive first, then the two-query check."""
+def user_invariant_strategy(parsed: Mapping[str, Expr]) -> Strategy:
+    """Check user-given invariants (already parsed, per loop): inductive first, then the two-query check."""
 
     def strategy(program: Program, budget: Budget) -> EngineResult:
-        from .annotations import parse_user_invariants
-
-        parsed = parse_user_invariants(program, invariants)
         obligations = inductive.check(program, parsed, budget.fraction(0.3))
         if obligations.all_valid:
             return EngineResult(

@@ -14,6 +14,7 @@ from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.task import read_task
 
+from .annotations import parse_user_invariants
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
 from .registry import make_proposers
@@ -43,7 +44,8 @@ def strategies(
 ) -> dict[str, Strategy]:
     chosen = engine_strategies(options)
     if options.invariants:
-        chosen["user"] = user_invariant_strategy(options.invariants)
+        # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
+        chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))
     if "houdini" in options.engines and proposers:
         chosen["quokka"] = QuokkaLoop(proposers, options, source).run
     return chosen
