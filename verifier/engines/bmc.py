@@ -37,6 +37,7 @@ _PREFERENCE_CAP_S = 5.0  # time for a nicer counterexample once one is found
 _STEP_SHARE = 0.25  # an incremental query may take this share of the time left ...
 _SLOW_S, _SLOW_SHARE = 1.0, 0.1  # ... but if it takes more than this, the session probes
 _PROBE_SHARE = 0.3  # a probing query may take this share of the time left
+_MIN_PROBE_S = 0.5  # no new probe with less time left
 
 
 def check(
@@ -118,6 +119,8 @@ class _Session:
             if verdict is not None:
                 return verdict
             if self.probing:
+                if self.budget.remaining() < _MIN_PROBE_S:
+                    raise OutOfTime
                 self.bound = min(2 * self.bound, max_bound)
                 self._probe()
             else:
@@ -273,6 +276,14 @@ class _Backend:
         self.fm = fm
         self.solver = z3.Solver()
 
+    @staticmethod
+    def configure(solver: z3.Solver, timeout_ms: int) -> None:
+        solver.set("random_seed", 0)
+        solver.set("timeout", timeout_ms)
+        # Groebner bases of the high-degree polynomials deep unrollings produce (x * z**64)
+        # ignore the timeout for minutes; without them z3 stops on time.
+        solver.set("arith.nl.grobner", False)
+
     def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
         raise NotImplementedError
 
@@ -288,7 +299,6 @@ class _Incremental(_Backend):
 
     def __init__(self, fm: Formula) -> None:
         super().__init__(fm)
-        self.solver.set("random_seed", 0)
         self._added = 0
 
     def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
@@ -296,7 +306,7 @@ class _Incremental(_Backend):
         for fact in facts[self._added:]:
             self.solver.add(fact)
         self._added = len(facts)
-        self.solver.set("timeout", timeout_ms)
+        self.configure(self.solver, timeout_ms)
         return self.solver.check(*[_literal(self.solver, a) for a in assumptions])
 
 
@@ -308,8 +318,7 @@ class _Fresh(_Backend):
 
     def check(self, assumptions: Sequence[z3.BoolRef], timeout_ms: int) -> z3.CheckSatResult:
         self.solver = z3.Then(*self.TACTIC).solver()
-        self.solver.set("random_seed", 0)
-        self.solver.set("timeout", timeout_ms)
+        self.configure(self.solver, timeout_ms)
         self.solver.add(*self.fm.facts, *assumptions)
         return self.solver.check()
 

@@ -120,8 +120,6 @@ class Formula:
         self.count += 1
         if self.count > self.settings.max_assertions:
             raise FormulaTooLarge(f"more than {self.settings.max_assertions} assertions")
-        if self.count % 256 == 0:
-            self.tick()
         self.facts.append(fact)
 
     def fresh(self, name: str, ty: Type | None = None) -> z3.ExprRef:
@@ -407,6 +405,7 @@ class Unroller:
     # --- statements
 
     def stmt(self, s: Stmt, state: SymState, ctx: Ctx) -> SymState | None:
+        self.fm.tick()
         if isinstance(s, Assign):
             return self._assign(s, state)
         if isinstance(s, Havoc):
