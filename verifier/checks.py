@@ -47,13 +47,16 @@ def confirm_counterexample(
     """Replay `result.inputs`; a counterexample only when the error is really reached."""
     if result.inputs is None:
         return None, "no inputs to replay"
-    execution = run(program, result.inputs)
+    execution = run(program, result.inputs, check_uninitialised=True)
     if execution.outcome != "error":
         return None, f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
     if execution.overflows:
         return None, f"the path overflows signed arithmetic (undefined behaviour) at {execution.overflows[0]}"
     if isinstance(replay_inputs(execution), str):
         execution = _with_zeroed_locals(program, execution)
+    if execution.uninitialised_reads:
+        read = execution.uninitialised_reads[0]
+        return None, f"the path {read.describe(_c_name(program, read.variable))} (undefined behaviour)"
     confirmed = ["interpreter"]
     if source is not None and source.suffix in (".c", ".i"):
         compiled_inputs = replay_inputs(execution)
@@ -77,8 +80,12 @@ def _with_zeroed_locals(program: Program, execution: Execution) -> Execution:
     def source(decl: VarDecl, havoc: Havoc) -> int:
         return next(nondet, 0) if is_nondet_call(havoc.origin) else 0
 
-    again = run(program, source)
+    again = run(program, source, check_uninitialised=True)
     return again if again.outcome == "error" and not again.overflows else execution
+
+
+def _c_name(program: Program, name: str) -> str:
+    return next((v.c_name for v in program.variables if v.name == name), name)
 
 
 def _counterexample(program: Program, execution: Execution, confirmed: tuple[str, ...]) -> Counterexample:

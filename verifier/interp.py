@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import semantics
+from .definedness import UninitialisedRead, uninitialised_reads
 from .errors import Coord
 from .ir import (
     ArrayType,
@@ -102,6 +103,7 @@ class Execution:
     steps: int
     message: str
     havocs: tuple[Havoc, ...] = ()
+    uninitialised_reads: tuple[UninitialisedRead, ...] = ()
 
 
 class _Stop(Exception):
@@ -143,6 +145,7 @@ class _Compiled:
     int_values: Callable[[Env], Sequence[int]]
     array_slots: tuple[int, ...]
     size: int
+    sources: tuple[Stmt | None, ...]  # per instruction: the statement it executes, if any
 
     def initial_env(self, state: _RunState) -> Env:
         env: Env = [0] * self.size
@@ -471,12 +474,14 @@ class _Flattener:
         self.loop_index = {info.id: k for k, info in enumerate(program.loops)}
         self.pending: list[_Pending] = []
         self.coords: list[Coord | None] = []
+        self.sources: list[Stmt | None] = []  # per instruction: the statement it executes, if any
         self.labels: dict[int, int] = {}
         self.work: list[tuple[Stmt, _Targets] | Callable[[], None]] = []
         self.label_count = 0
         self.nowhere = Coord(program.file, 0, 0)  # where overflows in statements without a coord are
 
     def run(self, body: Block) -> tuple[tuple[Instr, ...], tuple[Coord | None, ...]]:
+        """The instructions and their coordinates (`sources` then holds their statements)."""
         self._push(body, _Targets())
         while self.work:
             item = self.work.pop()
@@ -495,9 +500,10 @@ class _Flattener:
     def _place(self, label: int) -> Callable[[], None]:
         return lambda: self.labels.__setitem__(label, len(self.pending))
 
-    def _emit(self, coord: Coord | None, make: _Pending) -> None:
+    def _emit(self, coord: Coord | None, make: _Pending, source: Stmt | None = None) -> None:
         self.pending.append(make)
         self.coords.append(coord)
+        self.sources.append(source)
 
     def _jump(self, coord: Coord | None, label: int) -> Callable[[], None]:
         return lambda: self._emit(coord, lambda pc, labels: _goto(labels[label]))
@@ -516,7 +522,7 @@ class _Flattener:
             label = {Break: targets.brk, Continue: targets.cont, Return: targets.ret}[type(s)]
             self._jump(s.coord, label)()
         else:
-            self._emit(s.coord, self._simple(s))
+            self._emit(s.coord, self._simple(s), s)
 
     def _new_label(self) -> int:
         self.label_count += 1
@@ -524,7 +530,7 @@ class _Flattener:
 
     def _if(self, s: If, targets: _Targets) -> None:
         cond, orelse, end = self.exprs.truth(s.cond), self._new_label(), self._new_label()
-        self._emit(s.coord, lambda pc, labels: _branch(cond, pc + 1, labels[orelse]))
+        self._emit(s.coord, lambda pc, labels: _branch(cond, pc + 1, labels[orelse]), s)
         if not s.orelse:
             self._push(s.then, targets, self._place(orelse), self._place(end))
             return
@@ -667,7 +673,8 @@ def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pendi
 
 def _compile(program: Program) -> _Compiled:
     slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
-    code, coords = _Flattener(program, slots).run(program.body)
+    flattener = _Flattener(program, slots)
+    code, coords = flattener.run(program.body)
     ints = [d for d in program.variables if isinstance(d.type, IntType)]
     int_slots = [slots[d.name] for d in ints]
     table = tuple(dict.fromkeys(c for c in coords if c is not None))
@@ -682,6 +689,7 @@ def _compile(program: Program) -> _Compiled:
         int_values=_getter(int_slots),
         array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ArrayType)),
         size=len(program.variables) + 1,
+        sources=tuple(flattener.sources),
     )
 
 
@@ -731,8 +739,10 @@ class Runner:
         max_steps: int = 100_000,
         max_loop_head_states: int = 10_000,
         record_path: bool = True,
+        check_uninitialised: bool = False,
     ) -> Execution:
-        """Execute the program once. `record_path=False` leaves `path` empty (a little faster)."""
+        """Execute the program once. `record_path=False` leaves `path` empty (a little faster);
+        `check_uninitialised` (which needs the path) fills `uninitialised_reads`."""
         state = _RunState(self._compiled, inputs, max_loop_head_states)
         trace: list[int] | None = [] if record_path else None
         outcome, stmt, detail, pc, steps = _execute(
@@ -748,7 +758,14 @@ class Runner:
             steps=steps,
             message=self._message(outcome, stmt, detail, pc),
             havocs=tuple(state.havocs),
+            uninitialised_reads=self._uninitialised(trace) if check_uninitialised else (),
         )
+
+    def _uninitialised(self, trace: Sequence[int] | None) -> tuple[UninitialisedRead, ...]:
+        if trace is None:
+            raise ValueError("check_uninitialised needs record_path")
+        sources = self._compiled.sources
+        return uninitialised_reads(self.program, (sources[pc] for pc in trace))
 
     def _path(self, trace: Sequence[int]) -> tuple[Coord, ...]:
         ids, table = self._compiled.coord_ids, self._compiled.coord_table
@@ -788,8 +805,12 @@ def run(
     *,
     max_steps: int = 100_000,
     max_loop_head_states: int = 10_000,
+    check_uninitialised: bool = False,
 ) -> Execution:
     """Compile and run `program` once (use `compile_program` to run it many times)."""
     return compile_program(program).run(
-        inputs, max_steps=max_steps, max_loop_head_states=max_loop_head_states
+        inputs,
+        max_steps=max_steps,
+        max_loop_head_states=max_loop_head_states,
+        check_uninitialised=check_uninitialised,
     )

@@ -332,3 +332,28 @@ def test_deep_expressions(depth, outcome):
     assert ex.outcome == outcome
     if outcome == "limit":
         assert "nested too deeply" in ex.message
+
+
+def test_reads_of_uninitialised_scalars_are_found_and_overwrites_clear_them():
+    b = ProgramBuilder("u.c")
+    n, x, y = b.var("n"), b.var("x"), b.var("y")
+    b.havoc(n, origin="uninitialised")
+    b.havoc(y, origin="uninitialised")
+    b.assign(y, num(1))  # overwritten before it is read: defined
+    b.assign(x, add(n, y))  # reads n: undefined
+    b.assign(n, num(0))
+    b.check(eq(x, n))
+    ex = run(b.build(), [5, 7], check_uninitialised=True)
+    assert [r.variable for r in ex.uninitialised_reads] == ["n"]
+    assert run(b.build(), [5, 7]).uninitialised_reads == ()  # only on request
+
+
+def test_nondet_values_and_conditions_are_reads_too():
+    b = ProgramBuilder("u.c")
+    n, m = b.var("n"), b.var("m")
+    b.havoc(m, origin="__VERIFIER_nondet_int")
+    b.havoc(n, origin="uninitialised")
+    b.if_(gt(m, num(0)), (Assert(lt(n, num(0))),))
+    assert run(b.build(), [0, 0], check_uninitialised=True).uninitialised_reads == ()
+    (read,) = run(b.build(), [1, 0], check_uninitialised=True).uninitialised_reads
+    assert read.variable == "n"

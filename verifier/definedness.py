@@ -1,0 +1,63 @@
+"""Reads of uninitialised scalar locals along an executed path.
+
+C11 6.3.2.1p2: reading an uninitialised automatic object that could have been declared `register`
+(a scalar local whose address is never taken: every scalar the IR has) is undefined behaviour.
+A counterexample that does so is not a run the compiled program is bound to follow, so it does
+not justify FALSE. Arrays are not tracked: their uninitialised elements have unspecified values.
+
+The check over-approximates reads: a condition reads all its variables, even those that `&&`,
+`||` or `?:` would not evaluate, so it may reject a valid counterexample but never accepts one
+that reads an uninitialised value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .errors import Coord
+from .ir import Assert, Assign, Assume, Havoc, If, IntType, Program, Stmt, free_vars
+
+
+@dataclass(frozen=True)
+class UninitialisedRead:
+    """`variable` (IR name) was read at `coord` while it held the value of its uninitialised
+    declaration at `declared`."""
+
+    variable: str
+    coord: Coord | None
+    declared: Coord | None
+
+    def describe(self, c_name: str) -> str:
+        where = f" (declared at {self.declared})" if self.declared else ""
+        return f"reads the uninitialised variable {c_name}{where} at {self.coord}"
+
+
+def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[UninitialisedRead, ...]:
+    """The first read of each uninitialised value along `path` (the statements executed, in order)."""
+    scalars = {d.name for d in program.variables if isinstance(d.type, IntType)}
+    undefined: dict[str, Coord | None] = {}  # variable -> where its uninitialised value came from
+    found: dict[tuple[str, Coord | None], UninitialisedRead] = {}
+    for stmt in path:
+        if stmt is None:
+            continue
+        for name in _reads(stmt) & undefined.keys():
+            found.setdefault((name, undefined[name]), UninitialisedRead(name, stmt.coord, undefined[name]))
+        target = _written(stmt)
+        if target in scalars and isinstance(stmt, Havoc) and stmt.origin == "uninitialised":
+            undefined[target] = stmt.coord
+        elif target is not None:
+            undefined.pop(target, None)
+    return tuple(found.values())
+
+
+def _reads(stmt: Stmt) -> frozenset[str]:
+    if isinstance(stmt, Assign):
+        return free_vars(stmt.value)
+    if isinstance(stmt, (Assume, Assert, If)):
+        return free_vars(stmt.cond)
+    return frozenset()
+
+
+def _written(stmt: Stmt) -> str | None:
+    return stmt.target if isinstance(stmt, (Assign, Havoc)) else None
