@@ -58,9 +58,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rerun", action="store_true",
                         help="start a new run even if this command already has one (default: resume it)")
     parser.add_argument("--witness-dir", type=Path, help="write SV-COMP 2.0 witnesses of conclusive results")
-    parser.add_argument("--invariants-from", type=Path, metavar="DIR",
-                        help="give each task the invariants of its correctness witness in DIR "
-                             "(--invariant LINE:EXPR) to check them")
+    parser.add_argument("--invariants-from", type=Path, metavar="SOURCE",
+                        help="give each task invariants to check (--invariant LINE:EXPR): those of its "
+                             "correctness witness in the folder SOURCE, or those of an invariants.jsonl "
+                             "file (records `file`, `after_line`, `invariant`)")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
                         help="local process pool (default) or a Ray cluster")
     parser.add_argument("--address", help="Ray cluster address (--backend ray; default: a local Ray)")

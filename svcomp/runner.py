@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import platform
@@ -24,6 +25,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol
 
+from quokka.invariants.train.sources import read_jsonl
+from quokka.verifier.errors import InputError
 from quokka.verifier.results import Result
 from quokka.verifier.witnesses import (
     WitnessError,
@@ -214,10 +217,31 @@ def _job(index: int, spec: BatchSpec, run: RunInfo, config: Config, task: Task) 
     error = ""
     if spec.invariants_from is not None:
         try:
-            command = (*command, *_witness_arguments(spec.invariants_from, task))
+            command = (*command, *_given_invariants(spec.invariants_from, task))
         except WitnessError as exc:
             error = f"witness: {exc}"
+        except InputError as exc:
+            error = f"invariants: {exc}"
     return Job(index, run.id, config.name, task, command, spec.limits, error)
+
+
+def _given_invariants(source: Path, task: Task) -> tuple[str, ...]:
+    """`--invariant` arguments for `task`: from its correctness witness in the folder `source`, or
+    from the records of an `invariants.jsonl` file (`file`, `after_line`, `invariant`)."""
+    if source.suffix != ".jsonl":
+        return _witness_arguments(source, task)
+    records = _jsonl_invariants(source.resolve()).get(task.program.resolve(), ())
+    if not records:
+        raise InputError(None, f"no invariant for {task.program.name} in {source}")
+    return tuple(arg for line, expr in records for arg in ("--invariant", f"{line}:{expr}"))
+
+
+@functools.cache
+def _jsonl_invariants(path: Path) -> dict[Path, tuple[tuple[int, str], ...]]:
+    table: dict[Path, list[tuple[int, str]]] = {}
+    for target in read_jsonl(path):
+        table.setdefault(target.file, []).append((target.after_line, target.invariant))
+    return {file: tuple(records) for file, records in table.items()}
 
 
 def _witness_arguments(folder: Path, task: Task) -> tuple[str, ...]:

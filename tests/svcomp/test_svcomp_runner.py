@@ -168,6 +168,27 @@ def test_witnesses_are_written_and_read_back_as_invariants(tmp_path: Path) -> No
     assert rows["dunno"].status.startswith("error: witness: no correctness witness")
 
 
+def test_invariants_from_a_jsonl_file_are_passed_per_program(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, {"a": ("true", "verdict=true"), "b": ("true", "verdict=true")})
+    records = [{"file": "a.c", "after_line": 9, "invariant": "i <= 10"},
+               {"file": "a.c", "after_line": 9, "invariant": "0 <= i"}]
+    source = folder / "invariants.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    log = tmp_path / "log"
+    log.mkdir()
+    os.environ["SVFAKE_LOG"] = str(log)
+    try:
+        with Store.open(tmp_path / "r.sqlite") as store:
+            run_batch(_spec(folder, invariants_from=source), store, LocalBackend(2), Sink())
+            rows = {Path(r.task).stem: r for r in store.results()}
+    finally:
+        del os.environ["SVFAKE_LOG"]
+    argv = {Path(a[1]).stem: a for a in (json.loads(p.read_text())["argv"] for p in log.iterdir())}
+    assert sorted(argv) == ["a"]
+    assert argv["a"][-4:] == ["--invariant", "9:i <= 10", "--invariant", "9:0 <= i"]
+    assert rows["b"].status.startswith("error: invariants: no invariant for b.c")
+
+
 def test_kill_9_loses_only_tasks_in_flight_and_resume_finishes(tmp_path: Path) -> None:
     tasks = {f"t{i:02d}": ("true" if i % 3 else "false", "verdict=" + ("true" if i % 3 else "false")
                            + " sleep=0.4") for i in range(12)}
