@@ -28,7 +28,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", type=Path, help="a .c/.i file or an SV-COMP task .yml")
     parser.add_argument("--timeout", type=float, help="wall-clock budget in seconds (default 60)")
     parser.add_argument("--data-model", choices=["ILP32", "LP64"], help="default: the task's, else LP64")
-    parser.add_argument("--engines", help="comma-separated: houdini,bmc,spacer (default all three)")
+    parser.add_argument(
+        "--engines", help="comma-separated: houdini,bmc,spacer,testing (default: all four)"
+    )
     parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
     parser.add_argument(
         "--invariant",

@@ -50,6 +50,7 @@ class SamplingConfig:
     max_states: int = 4000  # distinct states kept per loop
     max_steps: int = 20_000
     heads_per_run: int = 400
+    stop_on_error: bool = False  # end sampling at the first run that reaches the error
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class Samples:
     outcomes: Mapping[str, int]
     seeded_runs: int
     elapsed_s: float
+    error_inputs: tuple[int, ...] | None = None  # the inputs of the first run that reached the error
 
 
 class InputStream:
@@ -129,6 +131,7 @@ class _Collector:
     seeded_reach: dict[str, int] = field(default_factory=dict)  # seeded runs that reached it
     outcomes: dict[str, int] = field(default_factory=dict)
     runs: int = 0
+    error_inputs: tuple[int, ...] | None = None
 
     def run(self, inputs: InputStream) -> None:
         self.runs += 1
@@ -143,6 +146,8 @@ class _Collector:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         if outcome == "ub":
             return
+        if outcome == "error" and self.error_inputs is None:
+            self.error_inputs = ex.inputs_used
         for loop_id in {head.loop_id for head in ex.loop_heads}:
             self.reaching[loop_id] = self.reaching.get(loop_id, 0) + 1
             if seeded:
@@ -187,6 +192,8 @@ class _Collector:
 
     def enough(self) -> bool:
         config = self.config
+        if config.stop_on_error and self.error_inputs is not None:
+            return True
         if self.runs < config.min_runs:
             return False
         if self.stale >= config.stale_runs:
@@ -233,4 +240,5 @@ def collect(
         dict(collector.outcomes),
         seeded,
         time.monotonic() - start,
+        collector.error_inputs,
     )

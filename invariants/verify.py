@@ -18,6 +18,7 @@ from .annotations import parse_user_invariants
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
 from .registry import make_proposers
+from .testing import random_testing
 
 
 def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
@@ -35,6 +36,7 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
         "spacer": lambda program, budget: spacer.solve(program, budget),
+        "testing": random_testing(options.seed),
     }
     return {name: table[name] for name in options.engines if name in table}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import InputError
 
-ENGINES = ("houdini", "bmc", "spacer", "twoquery", "inductive")
+ENGINES = ("houdini", "bmc", "spacer", "testing", "twoquery", "inductive")
 DATA_MODELS = ("ILP32", "LP64")
 
 
@@ -21,7 +21,7 @@ class Options:
 
     timeout_s: float = 60.0
     data_model: str | None = None  # None: from the task file, else LP64
-    engines: tuple[str, ...] = ("houdini", "bmc", "spacer")
+    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing")
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096
