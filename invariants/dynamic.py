@@ -59,6 +59,7 @@ class DynamicConfig:
     max_check_states: int = 2000
     guard_offset_limit: int = 16
     use_ctis: bool = True
+    max_set_states: int = 400  # propose "the state is one of those seen" up to this many states
 
 
 class DynamicProposer:
@@ -144,6 +145,7 @@ def infer(
     exprs = _structural(program, loop.loop.id, names, (obs.states, at_entry), config) + _exprs(
         _facts(program, loop, obs, config, seed, deadline), {d.name: d for d in program.variables}
     )
+    exprs += _state_set(loop, obs.states, config.max_set_states)
     extra = [s for s in ctis if all(v in s for v in names)]
     sampled = list(obs.states[: len(obs.states) - len(extra)])
     check = _check_states(sampled, config.max_check_states, seed) + extra
@@ -155,6 +157,32 @@ def infer(
             seen.add(k)
             out.append(Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME))
     return out
+
+
+def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Expr]:
+    """The disjunction of the distinct states seen, when there are few: with small bounded inputs
+    (SV-COMP's `_valuebound` tasks) the runs can see every reachable state, and then it is the
+    strongest invariant there is."""
+    ints = [d for d in loop.variables if isinstance(d.type, IntType)]
+    distinct = sorted({tuple(s[d.name] for d in ints) for s in states})
+    if not ints or not 1 < len(distinct) <= cap:
+        return []
+    points = [
+        _balanced(
+            "&&",
+            [Binary("==", Var(d.name, d.type), Const(v, d.type), INT) for d, v in zip(ints, p, strict=True)],
+        )
+        for p in distinct
+    ]
+    return [_balanced("||", points)]
+
+
+def _balanced(op: str, parts: Sequence[Expr]) -> Expr:
+    """`parts` joined by `op` as a balanced tree (a long chain would nest as deep as it is long)."""
+    if len(parts) == 1:
+        return parts[0]
+    half = len(parts) // 2
+    return Binary(op, _balanced(op, parts[:half]), _balanced(op, parts[half:]), INT)
 
 
 def _ir_names(state: State, loop: LoopContext) -> State:

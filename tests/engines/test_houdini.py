@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from corpus import SAFE, UNSAFE, Example, twin
 from mutants import conjuncts, guesses, mutant_maps
-from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, lt, mul, num
+from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, lt, mul, num, or_
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Expr, Program, Var
@@ -125,3 +125,28 @@ def test_an_undecidable_candidate_is_dropped_alone(monkeypatch: pytest.MonkeyPat
     assert result.complete and result.result.status is Status.SAFE
     assert [d.obligation for d in result.dropped if d.expr == hard] == ["unknown"]
     assert set(result.kept[loop]) >= {le(x, n), eq(y, mul(num(2), x))}
+
+
+def test_a_set_of_reachable_states_is_tried_alone_first() -> None:
+    b = ProgramBuilder("set.c")
+    x, n, y = b.var("x"), b.var("n"), b.var("y")
+    b.havoc(n)
+    b.assume(and_(ge(n, num(0)), le(n, num(3))))
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, mul(x, x)))
+    b.check(le(x, n))
+    program = b.build()
+    points = [and_(and_(eq(x, num(a)), eq(n, num(m))), eq(y, num(sum(k * k for k in range(a + 1)))))
+              for m in range(4) for a in range(m + 1)]
+    states = points[0]
+    for p in points[1:]:
+        states = or_(states, p)
+    junk = [eq(mul(y, y), mul(x, n)), le(y, mul(x, x))]
+    found = houdini(program, {loop: [*junk, states]}, Budget.of(20))
+    assert found.result.status is Status.SAFE
+    assert found.result.invariants == {loop: states}
+    assert "sets of reachable states" in found.result.reason
+    wrong = houdini(program, {loop: [*junk, points[0]]}, Budget.of(20))  # one point: not a set
+    assert "sets of reachable states" not in wrong.result.reason

@@ -20,6 +20,8 @@ from quokka.verifier.builder import (
     not_,
     num,
 )
+from quokka.verifier.engines.base import Budget
+from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Assert, Program, Return, Scope, int_types
 from quokka.verifier.typecheck import check_program
 
@@ -245,3 +247,35 @@ def test_config_limits_time():
     start = time.monotonic()
     _propose(narrow_precondition(), proposer=DynamicProposer(config))
     assert time.monotonic() - start < 3.0
+
+
+def bounded_cohencu(bound: int) -> Program:
+    """cohencu with `0 <= a <= bound` (SV-COMP's `_valuebound` variants)."""
+    b = ProgramBuilder("cohencu_bounded.c")
+    a = b.var("a", SHORT)
+    n, x, y, z = (b.var(v, LL) for v in "nxyz")
+    b.havoc(a)
+    b.assume(and_(ge(a, num(0, SHORT)), le(a, num(bound, SHORT))))
+    b.assign(y, num(1, LL))
+    b.assign(z, num(6, LL))
+    with b.loop():
+        b.if_break(not_(le(n, cast(a, LL))))
+        b.assign(n, add(n, num(1, LL)))
+        b.assign(x, add(x, y))
+        b.assign(y, add(y, z))
+        b.assign(z, add(z, num(6, LL)))
+    return b.build()
+
+
+def test_small_bounded_inputs_give_the_set_of_reachable_states():
+    program = bounded_cohencu(3)
+    _, cands = _propose(program)
+    (states,) = [c for c in cands if c.text.count("||") >= 5]
+    reachable = {(a, n) for a in range(4) for n in range(a + 2)}
+    assert states.text.count("||") == len(reachable) - 1
+    assert houdini(program, {program.loops[0].id: [states.expr]}, Budget.of(20)).kept[program.loops[0].id]
+
+
+def test_no_state_set_when_the_inputs_are_unbounded():
+    _, cands = _propose(cohencu())
+    assert not [c for c in cands if c.text.count("||") >= 5]

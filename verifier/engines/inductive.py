@@ -16,10 +16,11 @@ import z3
 
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..errors import Coord, EngineError
-from ..ir import ArrayType, Expr, IntType, Program, free_vars
+from ..ir import ArrayType, Binary, Expr, IntType, Program, free_vars
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "inductive"
+SPLIT_MIN = 8  # a source invariant's disjunction this wide is checked one disjunct at a time
 
 
 @dataclass(frozen=True)
@@ -170,13 +171,53 @@ def holds(enc: Encoding, edge: Edge, at: str, conjuncts: Sequence[Expr]) -> z3.B
     return z3.And([tr.formula(c) for c in conjuncts])
 
 
+def cases(conjuncts: Sequence[Expr]) -> tuple[list[Expr], list[Expr]] | None:
+    """(the other conjuncts, the disjuncts) of the first conjunct that is a disjunction of at least
+    `SPLIT_MIN` parts, such as the set of reachable states the dynamic proposer suggests; else None."""
+    flat = [c for conj in conjuncts for c in flatten("&&", conj)]
+    for k, c in enumerate(flat):
+        parts = flatten("||", c)
+        if len(parts) >= SPLIT_MIN:
+            return flat[:k] + flat[k + 1 :], parts
+    return None
+
+
+def flatten(op: str, e: Expr) -> list[Expr]:
+    """The operands of a tree of `op` (`&&` or `||`) nodes."""
+    out, todo = [], [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Binary) and x.op == op:
+            todo += [x.right, x.left]
+        else:
+            out.append(x)
+    return out
+
+
+def case_query(
+    enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget
+) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+    """Whether the obligation of `edge` has a counterexample. A wide disjunction in the source
+    invariant is split into one query per disjunct: each then fixes most variables (a point of a
+    state set), which the solver simplifies away, where the whole disjunction can take it minutes."""
+    post = [z3.Not(holds(enc, edge, "post", inv[edge.dst]))] if edge.dst != ERROR else []
+    split = cases(inv[edge.src]) if edge.src != ENTRY else None
+    if split is None:
+        pre = [holds(enc, edge, "pre", inv[edge.src])] if edge.src != ENTRY else []
+        return solve([edge.guard, *pre, *post], budget)
+    rest, parts = split
+    common = [edge.guard, holds(enc, edge, "pre", rest), *post]
+    for part in parts:
+        result, model, reason = solve([*common, holds(enc, edge, "pre", [part])], budget)
+        if result == z3.sat:
+            return result, model, ""
+        if result == z3.unknown:
+            return result, None, reason
+    return z3.unsat, None, ""
+
+
 def check_edge(enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget) -> Obligation:
-    query = [edge.guard]
-    if edge.src != ENTRY:
-        query.append(holds(enc, edge, "pre", inv[edge.src]))
-    if edge.dst != ERROR:
-        query.append(z3.Not(holds(enc, edge, "post", inv[edge.dst])))
-    result, model, why = solve(query, budget)
+    result, model, why = case_query(enc, edge, inv, budget)
     coord = enc.assert_coord(edge)
     if result == z3.unsat:
         return Obligation(edge.kind, edge.src, edge.dst, "valid", describe(enc, edge) + " holds", None, coord)
