@@ -15,14 +15,16 @@ runs stop finding new states.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from quokka.verifier import semantics
 from quokka.verifier.interp import Runner, compile_program
-from quokka.verifier.ir import ArrayType, Havoc, IntType, Program, VarDecl
+from quokka.verifier.ir import ArrayType, Havoc, IntType, Loop, Program, VarDecl, walk_stmts
 
 from .seeds import SeedSource
 
@@ -51,6 +53,11 @@ class SamplingConfig:
     max_steps: int = 20_000
     heads_per_run: int = 400
     stop_on_error: bool = False  # end sampling at the first run that reaches the error
+    # Then every input vector in the box around those of the runs that reached a loop, when it
+    # is this small (each side widened by `box_margin`): small bounded inputs are covered.
+    max_box: int = 3000
+    box_margin: int = 2
+    max_box_inputs: int = 4
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,7 @@ class _Collector:
     outcomes: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     error_inputs: tuple[int, ...] | None = None
+    reaching_inputs: set[tuple[int, ...]] = field(default_factory=set)  # of runs that reached a loop
 
     def run(self, inputs: InputStream) -> None:
         self.runs += 1
@@ -148,6 +156,8 @@ class _Collector:
             return
         if outcome == "error" and self.error_inputs is None:
             self.error_inputs = ex.inputs_used
+        if ex.loop_heads:
+            self.reaching_inputs.add(ex.inputs_used)
         for loop_id in {head.loop_id for head in ex.loop_heads}:
             self.reaching[loop_id] = self.reaching.get(loop_id, 0) + 1
             if seeded:
@@ -210,6 +220,42 @@ class _Collector:
         return states >= self.config.target_states and reaching >= self.config.target_reaching_runs
 
 
+def input_box(
+    vectors: set[tuple[int, ...]], program: Program, config: SamplingConfig
+) -> Iterator[tuple[int, ...]]:
+    """Every vector of the box spanned by the inputs that `vectors` give to the `Havoc`s before the
+    first loop, each side widened by `box_margin` within its type, when the box has at most
+    `max_box` points (and at most `max_box_inputs` sides are nondet inputs; uninitialised locals
+    get 0); otherwise none."""
+    inputs = _inputs_before_loops(program)
+    prefixes = [v[: len(inputs)] for v in vectors if len(v) >= len(inputs)]
+    if not prefixes or not 0 < sum(nondet for _, nondet in inputs) <= config.max_box_inputs:
+        return iter(())
+    bounds = []
+    for k, (ty, nondet) in enumerate(inputs):
+        seen = [v[k] for v in prefixes]
+        lo, hi = max(ty.min, min(seen) - config.box_margin), min(ty.max, max(seen) + config.box_margin)
+        bounds.append((lo, hi) if nondet else (0, 0))
+    if prod(hi - lo + 1 for lo, hi in bounds) > config.max_box:
+        return iter(())
+    return itertools.product(*(range(lo, hi + 1) for lo, hi in bounds))
+
+
+def _inputs_before_loops(program: Program) -> list[tuple[IntType, bool]]:
+    """The types of the integer `Havoc`s before the first loop, in program order, and whether each
+    is a nondet input (not an uninitialised local)."""
+    out: list[tuple[IntType, bool]] = []
+    for stmt in walk_stmts(program.body):
+        if isinstance(stmt, Loop):
+            break
+        if isinstance(stmt, Havoc):
+            ty = program.var(stmt.target).type
+            if not isinstance(ty, IntType):
+                break
+            out.append((ty, stmt.origin != "uninitialised"))
+    return out
+
+
 def collect(
     program: Program,
     seed: int,
@@ -232,6 +278,10 @@ def collect(
         prefix = collector.seed(seeds) if seeds is not None and k % 2 == 0 else None
         seeded += prefix is not None
         collector.run(InputStream(rng, mode, radius, prefix or ()))
+    for vector in input_box(collector.reaching_inputs, program, config):
+        if time.monotonic() >= deadline or (config.stop_on_error and collector.error_inputs is not None):
+            break
+        collector.run(InputStream(rng, "tiny", 2, vector))
     return Samples(
         {loop: tuple(bucket.values()) for loop, bucket in collector.states.items()},
         {loop: tuple(collector.runs_of[loop].get(k, ()) for k in b) for loop, b in collector.states.items()},

@@ -279,3 +279,18 @@ def test_small_bounded_inputs_give_the_set_of_reachable_states():
 def test_no_state_set_when_the_inputs_are_unbounded():
     _, cands = _propose(cohencu())
     assert not [c for c in cands if c.text.count("||") >= 5]
+
+
+def test_small_bounded_inputs_are_covered_by_the_box():
+    """Two inputs in [0, 12]: random draws rarely hit all 169 pairs; the box runs every one."""
+    b = ProgramBuilder("box.c")
+    u, v, s = b.var("u"), b.var("v"), b.var("s")
+    b.havoc(u)
+    b.havoc(v)
+    b.assume(and_(and_(ge(u, num(0)), le(u, num(12))), and_(ge(v, num(0)), le(v, num(12)))))
+    with b.loop():
+        b.if_break(ge(s, num(1)))
+        b.assign(s, add(s, num(1)))
+    samples = collect(b.build(), 0, time.monotonic() + 20)
+    assert {(st["u"], st["v"]) for st in samples.states[b.build().loops[0].id]} == {
+        (x, y) for x in range(13) for y in range(13)}

@@ -16,7 +16,7 @@ import z3
 
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..errors import Coord, EngineError
-from ..ir import ArrayType, Binary, Expr, IntType, Program, free_vars
+from ..ir import ArrayType, Binary, Const, Expr, IntType, Program, Var, free_vars
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "inductive"
@@ -194,30 +194,67 @@ def flatten(op: str, e: Expr) -> list[Expr]:
     return out
 
 
+Case = tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]] | None]  # disjunct, its point if it is one
+Cases = dict[str, tuple[z3.BoolRef, list[Case]]]  # loop -> (other conjuncts, disjuncts), translated
+
+
 def case_query(
-    enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget
+    enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget, cache: Cases | None = None
 ) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
     """Whether the obligation of `edge` has a counterexample. A wide disjunction in the source
-    invariant is split into one query per disjunct: each then fixes most variables (a point of a
-    state set), which the solver simplifies away, where the whole disjunction can take it minutes."""
+    invariant is split into one query per disjunct, where the whole disjunction can take the
+    solver minutes. A disjunct that fixes variables to constants (a point of a set of states) is
+    substituted into the query, which mostly simplifies to a constant then.
+    `cache` keeps the translated cases of each loop for the other edges leaving it."""
     post = [z3.Not(holds(enc, edge, "post", inv[edge.dst]))] if edge.dst != ERROR else []
-    split = cases(inv[edge.src]) if edge.src != ENTRY else None
+    split = _cases(enc, edge, inv, {} if cache is None else cache) if edge.src != ENTRY else None
     if split is None:
         pre = [holds(enc, edge, "pre", inv[edge.src])] if edge.src != ENTRY else []
         return solve([edge.guard, *pre, *post], budget)
     rest, parts = split
-    common = [edge.guard, holds(enc, edge, "pre", rest), *post]
-    for part in parts:
-        result, model, reason = solve([*common, holds(enc, edge, "pre", [part])], budget)
-        if result == z3.sat:
-            return result, model, ""
-        if result == z3.unknown:
-            return result, None, reason
+    query = z3.And(edge.guard, rest, *post)
+    for part, point in parts:
+        if budget.expired:
+            return z3.unknown, None, "budget exhausted"
+        instance = z3.simplify(z3.substitute(query, *point)) if point else query
+        if z3.is_false(instance):
+            continue
+        result, model, why = solve([instance, part], budget)
+        if result != z3.unsat:
+            return result, model, why
     return z3.unsat, None, ""
 
 
-def check_edge(enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget) -> Obligation:
-    result, model, why = case_query(enc, edge, inv, budget)
+def _cases(
+    enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], cache: Cases
+) -> tuple[z3.BoolRef, list[Case]] | None:
+    if edge.src not in cache:
+        split = cases(inv[edge.src])
+        if split is None:
+            return None
+        rest, parts = split
+        tr = enc.translator(edge, "pre")
+        translated = [(tr.formula(p), _point(p, enc.pre)) for p in parts]
+        cache[edge.src] = (z3.And([tr.formula(c) for c in rest]), translated)
+    return cache[edge.src]
+
+
+def _point(e: Expr, env: Mapping[str, z3.ExprRef]) -> list[tuple[z3.ExprRef, z3.ExprRef]] | None:
+    """The substitution `var -> value` when `e` is a conjunction of `var == constant`."""
+    pairs = []
+    for atom in flatten("&&", e):
+        if not (isinstance(atom, Binary) and atom.op == "==" and isinstance(atom.left, Var)):
+            return None
+        if not isinstance(atom.right, Const) or atom.left.name not in env:
+            return None
+        pairs.append((env[atom.left.name], z3.IntVal(atom.right.value)))
+    return pairs
+
+
+def check_edge(
+    enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]], budget: Budget, cache: Cases | None = None
+) -> Obligation:
+    result, model, why = case_query(enc, edge, inv, budget, cache)
     coord = enc.assert_coord(edge)
     if result == z3.unsat:
         return Obligation(edge.kind, edge.src, edge.dst, "valid", describe(enc, edge) + " holds", None, coord)
@@ -236,7 +273,8 @@ def check(
     if problems:
         return Obligations(tuple(problems))
     enc = encoding or encode(program)
-    return Obligations(tuple(check_edge(enc, edge, inv, budget) for edge in enc.edges))
+    cache: Cases = {}
+    return Obligations(tuple(check_edge(enc, edge, inv, budget, cache) for edge in enc.edges))
 
 
 def prove_with(program: Program, invariants: Mapping[str, Expr], budget: Budget) -> EngineResult:
