@@ -20,6 +20,7 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "houdini": ("--engines", "houdini"),
     "spacer": ("--engines", "spacer"),
     "bmc": ("--engines", "bmc"),
+    "testing": ("--engines", "testing"),
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
     "annotations": ("--proposers", "annotations"),

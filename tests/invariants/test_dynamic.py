@@ -29,11 +29,14 @@ T = int_types("LP64")
 LL, SHORT, USHORT = T["long long"], T["short"], T["unsigned short"]
 
 
-def cohencu() -> Program:
+def cohencu(bound: int | None = None) -> Program:
+    """cohencu; with `bound`, `0 <= a <= bound` (SV-COMP's `_valuebound` variants)."""
     b = ProgramBuilder("cohencu.c")
     a = b.var("a", SHORT)
     n, x, y, z = (b.var(v, LL) for v in "nxyz")
     b.havoc(a)
+    if bound is not None:
+        b.assume(and_(ge(a, num(0, SHORT)), le(a, num(bound, SHORT))))
     b.assign(n, num(0, LL))
     b.assign(x, num(0, LL))
     b.assign(y, num(1, LL))
@@ -249,26 +252,8 @@ def test_config_limits_time():
     assert time.monotonic() - start < 3.0
 
 
-def bounded_cohencu(bound: int) -> Program:
-    """cohencu with `0 <= a <= bound` (SV-COMP's `_valuebound` variants)."""
-    b = ProgramBuilder("cohencu_bounded.c")
-    a = b.var("a", SHORT)
-    n, x, y, z = (b.var(v, LL) for v in "nxyz")
-    b.havoc(a)
-    b.assume(and_(ge(a, num(0, SHORT)), le(a, num(bound, SHORT))))
-    b.assign(y, num(1, LL))
-    b.assign(z, num(6, LL))
-    with b.loop():
-        b.if_break(not_(le(n, cast(a, LL))))
-        b.assign(n, add(n, num(1, LL)))
-        b.assign(x, add(x, y))
-        b.assign(y, add(y, z))
-        b.assign(z, add(z, num(6, LL)))
-    return b.build()
-
-
 def test_small_bounded_inputs_give_the_set_of_reachable_states():
-    program = bounded_cohencu(3)
+    program = cohencu(bound=3)
     _, cands = _propose(program)
     (states,) = [c for c in cands if c.text.count("||") >= 5]
     reachable = {(a, n) for a in range(4) for n in range(a + 2)}
