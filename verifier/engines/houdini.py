@@ -25,7 +25,7 @@ from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
-from .inductive import SPLIT_MIN, Cti, case_query, cti_of, describe, flatten
+from .inductive import Cti, case_query, cti_of, describe, is_state_set
 
 ENGINE = "houdini"
 QUERY_CAP_S = 2.0  # seconds one batched solver query may take before its goals are split
@@ -214,11 +214,11 @@ class _Houdini:
         return None
 
     def _safety_query(self, edge: Edge) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
-        """Safety from the kept candidates. A wide disjunction among them (a set of reachable states)
+        """Safety from the kept candidates. A set of states among them (`inductive.is_state_set`)
         is tried first on its own, one disjunct at a time, in fresh solvers (see `inductive`): each
         case fixes the state, which an incremental solver full of nonlinear candidates cannot exploit."""
         solver, kept = self.solvers[id(edge)], self.kept.get(edge.src, [])
-        wide = next((c for c in kept if len(flatten("||", c)) >= SPLIT_MIN), None)
+        wide = next((c for c in kept if is_state_set(c)), None)
         if wide is not None:
             alone = {edge.src: [wide, *self.facts]}
             cap = self.budget.sub(max(QUERY_CAP_S, SETS_SHARE * self.budget.remaining()))
@@ -256,12 +256,12 @@ def _conjoin(parts: Sequence[Expr]) -> Expr:
 def _state_sets_alone(
     program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget, watch: Stopwatch
 ) -> HoudiniResult | None:
-    """The wide disjunctions of the pool (sets of reachable states), first one per loop, checked on
+    """The sets of states in the pool (`inductive.is_state_set`), first one per loop, checked on
     their own: when they are exact they make the whole certificate, found in a fraction of the
     time the full pool takes (whose nonlinear candidates slow every query)."""
     sets = {}
     for loop, candidates in pool.items():
-        wide = next((c for c in candidates if len(flatten("||", c)) >= SPLIT_MIN), None)
+        wide = next((c for c in candidates if is_state_set(c)), None)
         if wide is not None:
             sets[loop] = wide
     if not sets:

@@ -173,13 +173,26 @@ def holds(enc: Encoding, edge: Edge, at: str, conjuncts: Sequence[Expr]) -> z3.B
 
 def cases(conjuncts: Sequence[Expr]) -> tuple[list[Expr], list[Expr]] | None:
     """(the other conjuncts, the disjuncts) of the first conjunct that is a disjunction of at least
-    `SPLIT_MIN` parts, such as the set of reachable states the dynamic proposer suggests; else None."""
+    `SPLIT_MIN` parts or a set of states (`is_state_set`); else None."""
     flat = [c for conj in conjuncts for c in flatten("&&", conj)]
     for k, c in enumerate(flat):
         parts = flatten("||", c)
-        if len(parts) >= SPLIT_MIN:
+        if len(parts) >= SPLIT_MIN or is_state_set(c):
             return flat[:k] + flat[k + 1 :], parts
     return None
+
+
+def is_state_set(e: Expr) -> bool:
+    """Whether `e` is a disjunction of points, each a conjunction of `variable == constant`."""
+    parts = flatten("||", e)
+    return len(parts) > 1 and all(_is_point(p) for p in parts)
+
+
+def _is_point(e: Expr) -> bool:
+    return all(
+        isinstance(a, Binary) and a.op == "==" and isinstance(a.left, Var) and isinstance(a.right, Const)
+        for a in flatten("&&", e)
+    )
 
 
 def flatten(op: str, e: Expr) -> list[Expr]:
@@ -241,11 +254,12 @@ def _cases(
 
 def _point(e: Expr, env: Mapping[str, z3.ExprRef]) -> list[tuple[z3.ExprRef, z3.ExprRef]] | None:
     """The substitution `var -> value` when `e` is a conjunction of `var == constant`."""
+    if not _is_point(e):
+        return None
     pairs = []
     for atom in flatten("&&", e):
-        if not (isinstance(atom, Binary) and atom.op == "==" and isinstance(atom.left, Var)):
-            return None
-        if not isinstance(atom.right, Const) or atom.left.name not in env:
+        assert isinstance(atom, Binary) and isinstance(atom.left, Var) and isinstance(atom.right, Const)
+        if atom.left.name not in env:
             return None
         pairs.append((env[atom.left.name], z3.IntVal(atom.right.value)))
     return pairs
