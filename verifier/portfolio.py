@@ -26,6 +26,7 @@ from .ir import Program
 from .results import CandidateReport, EngineRun, Result, Verdict
 
 Strategy = Callable[[Program, Budget], EngineResult]
+YIELD_NICE = 5
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class PortfolioConfig:
     replay_with_compiler: bool = True
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
     uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
+    yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
 
 
 @dataclass
@@ -46,10 +48,17 @@ class _Running:
 
 
 def _child(
-    strategy: Strategy, program: Program, deadline: float, memory_mb: int | None, conn: mpc.Connection
+    strategy: Strategy,
+    program: Program,
+    deadline: float,
+    limits: tuple[int | None, int],
+    conn: mpc.Connection,
 ) -> None:
     os.setpgrp()  # its own process group, so that killing it also kills what it started
+    memory_mb, nice = limits
     try:
+        if nice:
+            os.nice(nice)
         if memory_mb is not None:
             limit = memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -63,12 +72,12 @@ def _child(
 
 
 def _start(
-    name: str, strategy: Strategy, program: Program, budget: Budget, memory_mb: int | None
+    name: str, strategy: Strategy, program: Program, budget: Budget, limits: tuple[int | None, int]
 ) -> _Running:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(
-        target=_child, args=(strategy, program, budget.deadline, memory_mb, child), name=f"quokka-{name}"
+        target=_child, args=(strategy, program, budget.deadline, limits, child), name=f"quokka-{name}"
     )
     proc.start()
     child.close()
@@ -109,14 +118,16 @@ class Portfolio:
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
         budget = Budget.of(self.config.timeout_s)
-        running = [_start(n, s, self.program, budget, self._memory(n)) for n, s in strategies.items()]
+        running = [_start(n, s, self.program, budget, self._limits(n)) for n, s in strategies.items()]
         try:
             return self._race(running, budget)
         finally:
             _stop(running)
 
-    def _memory(self, name: str) -> int | None:
-        return None if name in self.config.uncapped else self.config.memory_mb
+    def _limits(self, name: str) -> tuple[int | None, int]:
+        """The memory cap (MB) and the niceness increment of strategy `name`."""
+        memory = None if name in self.config.uncapped else self.config.memory_mb
+        return memory, YIELD_NICE if name in self.config.yielding else 0
 
     def _race(self, running: list[_Running], budget: Budget) -> Result:
         pending = list(running)

@@ -1,0 +1,92 @@
+"""The portfolio is the gate every verdict passes: claims are checked, engines race, failures are results."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from corpus import CORPUS
+from quokka.verifier.builder import num
+from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
+from quokka.verifier.ir import Program
+from quokka.verifier.portfolio import YIELD_NICE, Portfolio, PortfolioConfig
+from quokka.verifier.results import Verdict
+
+SAFE = next(e for e in CORPUS if e.expected == "safe" and e.invariants and e.c_source is None)
+UNSAFE = next(e for e in CORPUS if e.expected == "unsafe" and e.witness and e.c_source is None)
+CONFIG = PortfolioConfig(timeout_s=10, replay_with_compiler=False)
+
+
+def claims(status: Status, **fields: object):
+    return lambda program, budget: EngineResult("claim", status, "claimed", **fields)  # type: ignore[arg-type]
+
+
+def test_a_safe_claim_with_a_wrong_certificate_is_not_true():
+    loop = SAFE.program.loops[0].id
+    result = Portfolio(SAFE.program, CONFIG).run({"claim": claims(Status.SAFE, invariants={loop: num(0)})})
+    assert result.verdict is Verdict.UNKNOWN
+    assert any(run.engine == "certificate" and run.status == "rejected" for run in result.engines)
+
+
+def test_a_safe_claim_on_an_unsafe_program_is_never_true():
+    loop = UNSAFE.program.loops[0].id if UNSAFE.program.loops else "L0"
+    result = Portfolio(UNSAFE.program, CONFIG).run({"claim": claims(Status.SAFE, invariants={loop: num(1)})})
+    assert result.verdict is Verdict.UNKNOWN
+
+
+def test_an_unsafe_claim_whose_inputs_do_not_reach_the_error_is_not_false():
+    result = Portfolio(SAFE.program, CONFIG).run({"claim": claims(Status.UNSAFE, inputs=(0, 0, 0))})
+    assert result.verdict is Verdict.UNKNOWN
+    assert any(run.engine == "replay" and run.status == "rejected" for run in result.engines)
+
+
+def test_checked_claims_become_verdicts_with_certificate_and_counterexample():
+    safe = Portfolio(SAFE.program, CONFIG).run({"claim": claims(Status.SAFE, invariants=SAFE.invariants)})
+    assert safe.verdict is Verdict.TRUE and safe.invariants and safe.decided_by == "claim"
+    unsafe = Portfolio(UNSAFE.program, CONFIG).run({"claim": claims(Status.UNSAFE, inputs=UNSAFE.witness)})
+    assert unsafe.verdict is Verdict.FALSE and unsafe.counterexample is not None
+
+
+def test_the_first_checked_answer_wins_and_slow_engines_are_killed():
+    def slow(program: Program, budget: Budget) -> EngineResult:
+        time.sleep(60)
+        return unknown("slow", "never")
+
+    started = time.monotonic()
+    result = Portfolio(SAFE.program, CONFIG).run(
+        {"slow": slow, "claim": claims(Status.SAFE, invariants=SAFE.invariants)}
+    )
+    assert result.verdict is Verdict.TRUE and time.monotonic() - started < 8
+
+
+def test_crashes_and_timeouts_are_unknown_with_reasons():
+    def crash(program: Program, budget: Budget) -> EngineResult:
+        raise RuntimeError("boom")
+
+    def slow(program: Program, budget: Budget) -> EngineResult:
+        time.sleep(60)
+        return unknown("slow", "never")
+
+    result = Portfolio(SAFE.program, PortfolioConfig(timeout_s=1.5)).run({"crash": crash, "slow": slow})
+    assert result.verdict is Verdict.UNKNOWN and result.reason == "timeout"
+    runs = {run.engine: run for run in result.engines}
+    assert "boom" in runs["crash"].reason and runs["slow"].status == "timeout"
+
+
+def test_yielding_strategies_run_at_a_lower_priority():
+    def niceness(program: Program, budget: Budget) -> EngineResult:
+        return unknown("probe", str(os.nice(0)))
+
+    config = PortfolioConfig(timeout_s=10, yielding=frozenset({"low"}))
+    result = Portfolio(SAFE.program, config).run({"low": niceness, "normal": niceness})
+    reported = sorted(int(run.reason) for run in result.engines)
+    assert reported[1] - reported[0] == YIELD_NICE
+
+
+def test_a_strategy_over_its_memory_cap_is_unknown():
+    def hog(program: Program, budget: Budget) -> EngineResult:
+        block = bytearray(512 * 1024 * 1024)
+        return unknown("hog", str(len(block)))
+
+    result = Portfolio(SAFE.program, PortfolioConfig(timeout_s=10, memory_mb=256)).run({"hog": hog})
+    assert result.verdict is Verdict.UNKNOWN and "out of memory" in result.reason
