@@ -60,6 +60,8 @@ class DynamicConfig:
     guard_offset_limit: int = 16
     use_ctis: bool = True
     max_set_states: int = 400  # propose "the state is one of those seen" up to this many states
+    max_case_values: int = 4  # a variable the loop writes with this few values splits the states
+    max_case_variables: int = 1
 
 
 class DynamicProposer:
@@ -146,6 +148,8 @@ def infer(
         _facts(program, loop, obs, config, seed, deadline), {d.name: d for d in program.variables}
     )
     exprs += _state_set(loop, obs.states, config.max_set_states)
+    sampled_only = [s for s in states if all(v in s for v in names)]  # CTIs may be unreachable
+    exprs += _by_case(program, loop, sampled_only, config, seed, deadline)
     extra = [s for s in ctis if all(v in s for v in names)]
     sampled = list(obs.states[: len(obs.states) - len(extra)])
     check = _check_states(sampled, config.max_check_states, seed) + extra
@@ -175,6 +179,36 @@ def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Exp
         for p in distinct
     ]
     return [_balanced("||", points)]
+
+
+def _by_case(
+    program: Program,
+    loop: LoopContext,
+    states: Sequence[State],
+    config: DynamicConfig,
+    seed: int,
+    deadline: float,
+) -> list[Expr]:
+    """`v != k || fact` for the constants and equalities that hold in the states where `v` is `k`,
+    `v` the first variable the loop writes that takes few values: what holds at the head of a
+    loop bounded by a counter (SV-COMP's `_unwindbound` tasks) differs by iteration."""
+    found = find_loop(program, loop.loop.id)
+    if found is None:
+        return []
+    decls = {d.name: d for d in program.variables}
+    scope = {d.name for d in loop.variables}
+    written = [decls[v] for v in assigned_in(found) if v in scope and isinstance(decls[v].type, IntType)]
+    out: list[Expr] = []
+    for d in [d for d in written if 2 <= len({s[d.name] for s in states}) <= config.max_case_values][
+        : config.max_case_variables
+    ]:
+        for value in sorted({s[d.name] for s in states}):
+            subset = Observations.of([s for s in states if s[d.name] == value])
+            guard = Binary("!=", Var(d.name, d.type), Const(value, d.type), INT)
+            facts = _facts(program, loop, subset, config, seed, deadline)
+            facts = [f for f in facts if f.kind in ("constant", "equality")]
+            out += [Binary("||", guard, e, INT) for e in _exprs(facts, decls)]
+    return out
 
 
 def _balanced(op: str, parts: Sequence[Expr]) -> Expr:

@@ -13,6 +13,7 @@ from quokka.verifier.builder import (
     add,
     and_,
     cast,
+    eq,
     ge,
     le,
     lt,
@@ -22,7 +23,7 @@ from quokka.verifier.builder import (
 )
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.houdini import houdini
-from quokka.verifier.ir import Assert, Program, Return, Scope, int_types
+from quokka.verifier.ir import Assert, Assign, Program, Return, Scope, int_types
 from quokka.verifier.typecheck import check_program
 
 T = int_types("LP64")
@@ -279,3 +280,19 @@ def test_small_bounded_inputs_are_covered_by_the_box():
     samples = collect(b.build(), 0, time.monotonic() + 20)
     assert {(st["u"], st["v"]) for st in samples.states[b.build().loops[0].id]} == {
         (x, y) for x in range(13) for y in range(13)}
+
+
+def test_a_counter_with_few_values_splits_the_states_into_cases():
+    """`c` counts to 2; at the head `y` is 0, then `x`, then `x + 1`: true case by case only."""
+    b = ProgramBuilder("cases.c")
+    x, y, c = b.var("x"), b.var("y"), b.var("c")
+    b.havoc(x)
+    with b.loop():
+        b.if_break(ge(c, num(2)))
+        b.assign(c, add(c, num(1)))
+        b.if_(eq(c, num(1)), (Assign("y", x),), (Assign("y", add(y, num(1))),))
+    program = b.build()
+    _, cands = _propose(program)
+    texts = _texts(cands)
+    assert {"c != 0 || y == 0", "c != 1 || y == x", "c != 2 || y == x + 1"} <= texts
+    _well_typed(program, cands)
