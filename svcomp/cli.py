@@ -31,6 +31,12 @@ def report_command(args: argparse.Namespace) -> int:
 
     return run(args)
 
+
+def eval_model_command(args: argparse.Namespace) -> int:
+    from .evalmodel_command import eval_model_command as run
+
+    return run(args)
+
 # ----------------------------------------------------------------------------- arguments
 
 
@@ -111,11 +117,36 @@ def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     parser.set_defaults(func=report_command)
 
 
+def register_eval_model(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "eval-model", help="measure a model's invariant guesses with the verifier",
+        description="Sample a model's candidate invariants for each task and check them: parse rate, true "
+        "invariants (assert query), tasks proved alone or after template completion and Houdini, "
+        "pass@1 and pass@N; with --speedup, the tasks verified at least 1.2x faster with the model.",
+    )
+    model = parser.add_mutually_exclusive_group(required=True)
+    model.add_argument("--model", type=Path, help="a local transformers model directory")
+    model.add_argument("--endpoint", help="an OpenAI-compatible endpoint (base URL)")
+    parser.add_argument("--set", nargs="+", required=True, type=Path, metavar="SET",
+                        help="task files (.yml), folders, tasks.csv files or C files")
+    parser.add_argument("--samples", type=int, default=8, help="samples per task (default 8)")
+    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--check-timeout", type=float, default=5.0,
+                        help="seconds per solver check of a candidate (default 5)")
+    parser.add_argument("--speedup", action="store_true",
+                        help="also verify each task with and without the model and count the speed-ups")
+    parser.add_argument("--timeout", type=float, default=30.0, help="verify budget of --speedup runs")
+    parser.add_argument("--db", type=Path, help="record the results in this results database")
+    parser.add_argument("--json", action="store_true", help="one JSON object: summary and tasks")
+    parser.set_defaults(func=eval_model_command)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m quokka.svcomp.cli batch|bench|report ...` (the same commands without the dispatcher)."""
     parser = argparse.ArgumentParser(prog="quokka-svcomp")
     sub = parser.add_subparsers(dest="command", required=True)
-    for register in (register_batch, register_bench, register_report):
+    for register in (register_batch, register_bench, register_report, register_eval_model):
         register(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)

@@ -1,0 +1,206 @@
+"""`quokka eval-model`: how useful a model's invariant guesses are, measured by the verifier.
+
+For each task the model is asked once for N samples, with the prompt `quokka verify` uses. Per
+sample: its candidates are parsed (rejections counted); each is checked by the assert query of
+the two-query check (Spacer proves it holds at its loop head: a true invariant); the sample
+*proves* the task alone when one of its candidates does (inductive check, else the two-query
+check), and *with help* when its candidates, their template completions (`invariants.completion`)
+and Houdini prove it. pass@k is the unbiased estimator over the N samples (Chen et al., 2021,
+"Evaluating Large Language Models Trained on Code"), for proofs with help.
+
+With `speedup`, each task is also verified with the default proposers and with the model added,
+under one budget each: the tasks at least 1.2x faster with the model are counted (the Quokka
+paper's measure). The results go into the results store as one run (config `eval-model`, the
+metrics of each task in `proposer_stats`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from math import comb
+from typing import Any
+
+from quokka.invariants.completion import collect_states, complete
+from quokka.invariants.llm import LLMConfig, make_backend
+from quokka.invariants.llm.answers import answer_candidates
+from quokka.invariants.llm.backend import Backend, SampleRequest
+from quokka.invariants.llm.prompt import PromptConfig, messages_for_context
+from quokka.invariants.protocol import Candidate, ProposalContext, State, loop_contexts
+from quokka.invariants.verify import verify_program
+from quokka.verifier.engines import houdini, inductive, spacer, twoquery
+from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.frontend import lower
+from quokka.verifier.ir import Program
+from quokka.verifier.options import Options
+from quokka.verifier.results import Verdict
+
+from .tasks import Task
+
+SPEEDUP = 1.2
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    samples: int = 8
+    temperature: float = 0.8
+    seed: int = 0
+    check_s: float = 5.0  # per solver check of a candidate
+    speedup: bool = False
+    timeout_s: float = 30.0  # the verify budget of the speed-up runs
+
+
+@dataclass(frozen=True)
+class SampleEval:
+    candidates: int
+    rejected: int
+    true_invariants: int
+    alone: bool
+    with_help: bool
+
+
+@dataclass(frozen=True)
+class TaskEval:
+    name: str
+    family: str
+    samples: tuple[SampleEval, ...] = ()
+    error: str = ""
+    sample_s: float = 0.0
+    check_s: float = 0.0
+    model_free_s: float | None = None
+    with_model_s: float | None = None
+    with_model_verdict: str = ""
+
+    @property
+    def proving(self) -> int:
+        return sum(s.with_help for s in self.samples)
+
+    def pass_at(self, k: int) -> float:
+        return pass_at_k(len(self.samples), self.proving, k)
+
+    @property
+    def faster(self) -> bool:
+        """Verified with the model, at least `SPEEDUP` times faster than without."""
+        if self.model_free_s is None or self.with_model_s is None or self.with_model_verdict == "unknown":
+            return False
+        return self.model_free_s >= SPEEDUP * self.with_model_s
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(proving=self.proving, pass_at_1=self.pass_at(1), faster=self.faster)
+        return data
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that some of k samples drawn from n, c of them good, is good."""
+    if n == 0 or k > n:
+        return 0.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConfig) -> TaskEval:
+    """Sample, parse and check the model's candidates for one task (see the module docstring)."""
+    try:
+        program = lower(task.program, task.data_model or "LP64")
+    except QuokkaError as exc:
+        return TaskEval(task.name, task.family, error=str(exc))
+    source = task.program.read_text(encoding="utf-8", errors="replace")
+    context = ProposalContext(program, source, loop_contexts(program), {}, config.timeout_s, config.seed)
+    started = time.monotonic()
+    tokens = LLMConfig.from_options(model).max_new_tokens
+    request = SampleRequest(config.samples, config.temperature, tokens, config.seed)
+    try:
+        answers = backend.sample(messages_for_context(context, PromptConfig()), request)
+    except QuokkaError as exc:
+        return TaskEval(task.name, task.family, error=f"sampling: {exc}")
+    sampled = time.monotonic()
+    states = collect_states(program, config.seed)
+    samples = tuple(
+        _judge(program, answer_candidates(a, program, k), states, config) for k, a in enumerate(answers)
+    )
+    checked = time.monotonic()
+    speed = _speedup(program, task, model, config) if config.speedup else (None, None, "")
+    return TaskEval(
+        task.name, task.family, samples, "", sampled - started, checked - sampled, *speed
+    )
+
+
+def _judge(
+    program: Program, candidates: Sequence[Candidate], states: dict[str, list[State]], config: EvalConfig
+) -> SampleEval:
+    valid = [c for c in candidates if not c.rejected]
+    true = sum(_holds(program, c, config.check_s) for c in valid)
+    alone = any(_proves_alone(program, c, config.check_s) for c in valid)
+    pool: dict[str, list[Any]] = {}
+    for c in [*valid, *complete(valid, states, program)]:
+        pool.setdefault(c.loop_id, []).append(c.expr)
+    helped = bool(pool) and houdini.houdini(program, pool, Budget.of(config.check_s)).result.safe
+    return SampleEval(len(valid), len(candidates) - len(valid), true, alone, alone or helped)
+
+
+def _holds(program: Program, c: Candidate, seconds: float) -> bool:
+    """The assert query: Spacer proves that `c` holds whenever its loop head is reached."""
+    asserted = twoquery.assert_program(program, {c.loop_id: c.expr})
+    return spacer.solve(asserted, Budget.of(seconds)).status is Status.SAFE
+
+
+def _proves_alone(program: Program, c: Candidate, seconds: float) -> bool:
+    if inductive.prove_with(program, {c.loop_id: c.expr}, Budget.of(seconds)).safe:
+        return True
+    return bool(twoquery.check(program, c.loop_id, c.expr, Budget.of(seconds)).safe)
+
+
+def _speedup(program: Program, task: Task, model: Options, config: EvalConfig) -> tuple[float, float, str]:
+    free = replace(model, model=None, endpoint=None).with_(timeout_s=config.timeout_s, seed=config.seed)
+    with_model = free.with_(
+        proposers=(*free.proposers, "llm"), model=model.model, endpoint=model.endpoint, samples=config.samples
+    )
+    started = time.monotonic()
+    verify_program(program, free, task.program)
+    middle = time.monotonic()
+    result = verify_program(program, with_model, task.program)
+    verdict = "unknown" if result.verdict is Verdict.UNKNOWN else result.verdict.value
+    return middle - started, time.monotonic() - middle, verdict
+
+
+def open_backend(model: Options, config: EvalConfig) -> Backend:
+    """The model of `--model DIR` or `--endpoint URL`, loaded once for all tasks."""
+    return make_backend(model, LLMConfig.from_options(model.with_(samples=config.samples)))
+
+
+@dataclass(frozen=True)
+class Summary:
+    tasks: int
+    errors: int
+    samples: int
+    parse_rate: float  # accepted candidates / all candidates in the answers
+    true_invariants: int
+    proved_alone: int  # tasks some sample proves alone
+    proved_with_help: int
+    pass_at_1: float
+    pass_at_n: float
+    faster: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(evals: Sequence[TaskEval], speedup: bool) -> Summary:
+    ok = [e for e in evals if not e.error]
+    accepted = sum(s.candidates for e in ok for s in e.samples)
+    rejected = sum(s.rejected for e in ok for s in e.samples)
+    n = max((len(e.samples) for e in ok), default=0)
+    return Summary(
+        tasks=len(evals),
+        errors=len(evals) - len(ok),
+        samples=sum(len(e.samples) for e in ok),
+        parse_rate=accepted / (accepted + rejected) if accepted + rejected else 0.0,
+        true_invariants=sum(s.true_invariants for e in ok for s in e.samples),
+        proved_alone=sum(any(s.alone for s in e.samples) for e in ok),
+        proved_with_help=sum(e.proving > 0 for e in ok),
+        pass_at_1=sum(e.pass_at(1) for e in ok) / len(evals) if evals else 0.0,
+        pass_at_n=sum(e.pass_at(n) for e in ok) / len(evals) if evals and n else 0.0,
+        faster=sum(e.faster for e in ok) if speedup else None,
+    )

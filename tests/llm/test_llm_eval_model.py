@@ -1,0 +1,43 @@
+"""`quokka eval-model` with the tiny local model: candidates counted, checked, and stored."""
+
+import json
+import sqlite3
+
+from llm_programs import SOURCE
+from quokka.svcomp.evalmodel import pass_at_k
+from quokka.verifier.cli import main
+
+PYPROJECT = """[tool.quokka.extra]
+llm_max_new_tokens = 72
+llm_dtype = "fp32"
+llm_threads = 1
+"""
+
+
+def test_pass_at_k_is_the_unbiased_estimator():
+    assert pass_at_k(8, 0, 1) == 0.0 and pass_at_k(8, 8, 1) == 1.0
+    assert pass_at_k(8, 2, 1) == 0.25
+    assert abs(pass_at_k(4, 1, 2) - 0.5) < 1e-12  # 1 - C(3,2)/C(4,2)
+    assert pass_at_k(3, 1, 5) == 0.0
+
+
+def test_eval_model_with_the_tiny_model(tmp_path, capsys, tiny_model):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "tiny.c").write_text(SOURCE)
+    db = tmp_path / "eval.sqlite"
+    code = main(["eval-model", "--model", str(tiny_model.directory), "--set", str(tmp_path / "tiny.c"),
+                 "--samples", "2", "--check-timeout", "10", "--db", str(db), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    summary, (task,) = out["summary"], out["tasks"]
+    # taught: `s == 9*i` (wrong constant), `i <= n` (true), `n = 3` (an assignment: rejected)
+    assert summary["tasks"] == 1 and summary["samples"] == 2
+    assert 0 < summary["parse_rate"] < 1
+    assert summary["true_invariants"] >= 1
+    assert summary["proved_alone"] == 1  # `i <= n` by the two-query check (Spacer finds the rest)
+    assert summary["proved_with_help"] == 1 and summary["pass_at_1"] > 0
+    assert all(s["rejected"] >= 1 for s in task["samples"])
+    with sqlite3.connect(db) as conn:
+        (config,) = conn.execute("select config from runs").fetchone()
+        (stats,) = conn.execute("select proposer_stats from results").fetchone()
+    assert config == "eval-model" and json.loads(stats)["proving"] == task["proving"]
