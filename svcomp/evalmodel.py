@@ -17,7 +17,7 @@ metrics of each task in `proposer_stats`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from math import comb
 from typing import Any
@@ -117,9 +117,8 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
         return TaskEval(task.name, task.family, error=f"sampling: {exc}")
     sampled = time.monotonic()
     states = collect_states(program, config.seed)
-    samples = tuple(
-        _judge(program, answer_candidates(a, program, k), states, config) for k, a in enumerate(answers)
-    )
+    judge = _Judge(program, states, config)
+    samples = tuple(judge.sample(answer_candidates(a, program, k)) for k, a in enumerate(answers))
     checked = time.monotonic()
     speed = _speedup(program, task, model, config) if config.speedup else (None, None, "")
     return TaskEval(
@@ -127,29 +126,45 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     )
 
 
-def _judge(
-    program: Program, candidates: Sequence[Candidate], states: dict[str, list[State]], config: EvalConfig
-) -> SampleEval:
-    valid = [c for c in candidates if not c.rejected]
-    true = sum(_holds(program, c, config.check_s) for c in valid)
-    alone = any(_proves_alone(program, c, config.check_s) for c in valid)
-    pool: dict[str, list[Any]] = {}
-    for c in [*valid, *complete(valid, states, program)]:
-        pool.setdefault(c.loop_id, []).append(c.expr)
-    helped = bool(pool) and houdini.houdini(program, pool, Budget.of(config.check_s)).result.safe
-    return SampleEval(len(valid), len(candidates) - len(valid), true, alone, alone or helped)
+class _Judge:
+    """Checks the candidates of one task; samples often repeat each other, so answers are cached."""
 
+    def __init__(self, program: Program, states: dict[str, list[State]], config: EvalConfig) -> None:
+        self.program, self.states, self.seconds = program, states, config.check_s
+        self.cache: dict[tuple[str, str, Any], bool] = {}
+        self.pools: dict[frozenset[tuple[str, Any]], bool] = {}
 
-def _holds(program: Program, c: Candidate, seconds: float) -> bool:
-    """The assert query: Spacer proves that `c` holds whenever its loop head is reached."""
-    asserted = twoquery.assert_program(program, {c.loop_id: c.expr})
-    return spacer.solve(asserted, Budget.of(seconds)).status is Status.SAFE
+    def sample(self, candidates: Sequence[Candidate]) -> SampleEval:
+        valid = [c for c in candidates if not c.rejected]
+        true = sum(self._cached("holds", c, self._holds) for c in valid)
+        alone = any(self._cached("alone", c, self._alone) for c in valid)
+        pool: dict[str, list[Any]] = {}
+        for c in [*valid, *complete(valid, self.states, self.program)]:
+            pool.setdefault(c.loop_id, []).append(c.expr)
+        key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)
+        if key not in self.pools:
+            self.pools[key] = bool(pool) and self._houdini(pool)
+        helped = self.pools[key]
+        return SampleEval(len(valid), len(candidates) - len(valid), true, alone, alone or helped)
 
+    def _cached(self, kind: str, c: Candidate, check: Callable[[Candidate], bool]) -> bool:
+        key = (kind, c.loop_id, c.expr)
+        if key not in self.cache:
+            self.cache[key] = check(c)
+        return self.cache[key]
 
-def _proves_alone(program: Program, c: Candidate, seconds: float) -> bool:
-    if inductive.prove_with(program, {c.loop_id: c.expr}, Budget.of(seconds)).safe:
-        return True
-    return bool(twoquery.check(program, c.loop_id, c.expr, Budget.of(seconds)).safe)
+    def _holds(self, c: Candidate) -> bool:
+        """The assert query: Spacer proves that `c` holds whenever its loop head is reached."""
+        asserted = twoquery.assert_program(self.program, {c.loop_id: c.expr})
+        return spacer.solve(asserted, Budget.of(self.seconds)).status is Status.SAFE
+
+    def _alone(self, c: Candidate) -> bool:
+        if inductive.prove_with(self.program, {c.loop_id: c.expr}, Budget.of(self.seconds)).safe:
+            return True
+        return bool(twoquery.check(self.program, c.loop_id, c.expr, Budget.of(self.seconds)).safe)
+
+    def _houdini(self, pool: dict[str, list[Any]]) -> bool:
+        return bool(houdini.houdini(self.program, pool, Budget.of(self.seconds)).result.safe)
 
 
 def _speedup(program: Program, task: Task, model: Options, config: EvalConfig) -> tuple[float, float, str]:
