@@ -2,11 +2,11 @@
 
 For each task the model is asked once for N samples, with the prompt `quokka verify` uses. Per
 sample: its candidates are parsed (rejections counted); each is checked by the assert query of
-the two-query check (Spacer proves it holds at its loop head: a true invariant); the sample
-*proves* the task alone when one of its candidates does (inductive check, else the two-query
-check), and *with help* when its candidates, their template completions (`invariants.completion`)
-and Houdini prove it. pass@k is the unbiased estimator over the N samples (Chen et al., 2021,
-"Evaluating Large Language Models Trained on Code"), for proofs with help.
+the two-query check (Spacer proves it holds at its loop head: a true invariant), by the inductive
+check alone, and by the two-query check (where Spacer does the rest); and the sample *proves*
+the task when its candidates with their template completions (`invariants.completion`) prove it
+by Houdini. pass@k, for those proofs, is the unbiased estimator over the N samples (Chen et al.,
+2021, "Evaluating Large Language Models Trained on Code").
 
 With `speedup`, each task is also verified with the default proposers and with the model added,
 under one budget each: the tasks at least 1.2x faster with the model are counted (the Quokka
@@ -57,8 +57,9 @@ class SampleEval:
     candidates: int
     rejected: int
     true_invariants: int
-    alone: bool
-    with_help: bool
+    inductive_alone: bool  # one candidate is an inductive invariant that implies safety
+    two_query: bool  # one candidate passes the two-query check
+    houdini: bool  # the candidates and their completions prove the task by Houdini
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class TaskEval:
 
     @property
     def proving(self) -> int:
-        return sum(s.with_help for s in self.samples)
+        return sum(s.houdini for s in self.samples)
 
     def pass_at(self, k: int) -> float:
         return pass_at_k(len(self.samples), self.proving, k)
@@ -137,15 +138,15 @@ class _Judge:
     def sample(self, candidates: Sequence[Candidate]) -> SampleEval:
         valid = [c for c in candidates if not c.rejected]
         true = sum(self._cached("holds", c, self._holds) for c in valid)
-        alone = any(self._cached("alone", c, self._alone) for c in valid)
+        alone = any(self._cached("inductive", c, self._inductive) for c in valid)
+        two_query = alone or any(self._cached("two-query", c, self._two_query) for c in valid)
         pool: dict[str, list[Any]] = {}
         for c in [*valid, *complete(valid, self.states, self.program)]:
             pool.setdefault(c.loop_id, []).append(c.expr)
         key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)
         if key not in self.pools:
             self.pools[key] = bool(pool) and self._houdini(pool)
-        helped = self.pools[key]
-        return SampleEval(len(valid), len(candidates) - len(valid), true, alone, alone or helped)
+        return SampleEval(len(valid), len(candidates) - len(valid), true, alone, two_query, self.pools[key])
 
     def _cached(self, kind: str, c: Candidate, check: Callable[[Candidate], bool]) -> bool:
         key = (kind, c.loop_id, c.expr)
@@ -158,9 +159,10 @@ class _Judge:
         asserted = twoquery.assert_program(self.program, {c.loop_id: c.expr})
         return spacer.solve(asserted, Budget.of(self.seconds)).status is Status.SAFE
 
-    def _alone(self, c: Candidate) -> bool:
-        if inductive.prove_with(self.program, {c.loop_id: c.expr}, Budget.of(self.seconds)).safe:
-            return True
+    def _inductive(self, c: Candidate) -> bool:
+        return bool(inductive.prove_with(self.program, {c.loop_id: c.expr}, Budget.of(self.seconds)).safe)
+
+    def _two_query(self, c: Candidate) -> bool:
         return bool(twoquery.check(self.program, c.loop_id, c.expr, Budget.of(self.seconds)).safe)
 
     def _houdini(self, pool: dict[str, list[Any]]) -> bool:
@@ -192,8 +194,9 @@ class Summary:
     samples: int
     parse_rate: float  # accepted candidates / all candidates in the answers
     true_invariants: int
-    proved_alone: int  # tasks some sample proves alone
-    proved_with_help: int
+    proved_inductive_alone: int  # tasks where some candidate alone is an inductive proof
+    proved_two_query: int  # tasks where some candidate passes the two-query check
+    proved_houdini: int  # tasks some sample proves with completion and Houdini
     pass_at_1: float
     pass_at_n: float
     faster: int | None
@@ -213,8 +216,9 @@ def summarize(evals: Sequence[TaskEval], speedup: bool) -> Summary:
         samples=sum(len(e.samples) for e in ok),
         parse_rate=accepted / (accepted + rejected) if accepted + rejected else 0.0,
         true_invariants=sum(s.true_invariants for e in ok for s in e.samples),
-        proved_alone=sum(any(s.alone for s in e.samples) for e in ok),
-        proved_with_help=sum(e.proving > 0 for e in ok),
+        proved_inductive_alone=sum(any(s.inductive_alone for s in e.samples) for e in ok),
+        proved_two_query=sum(any(s.two_query for s in e.samples) for e in ok),
+        proved_houdini=sum(e.proving > 0 for e in ok),
         pass_at_1=sum(e.pass_at(1) for e in ok) / len(evals) if evals else 0.0,
         pass_at_n=sum(e.pass_at(n) for e in ok) / len(evals) if evals and n else 0.0,
         faster=sum(e.faster for e in ok) if speedup else None,

@@ -101,8 +101,9 @@ def _table(s: Summary, config: EvalConfig) -> Table:
     rows = [("tasks", f"{s.tasks} ({s.errors} not evaluated)"), ("samples", str(s.samples)),
             ("parse rate (accepted candidates)", f"{s.parse_rate:.0%}"),
             ("true invariants (assert query)", str(s.true_invariants)),
-            ("tasks proved by a candidate alone", str(s.proved_alone)),
-            ("tasks proved with completion + Houdini", str(s.proved_with_help)),
+            ("tasks proved by one candidate, inductive", str(s.proved_inductive_alone)),
+            ("tasks proved by one candidate, two-query", str(s.proved_two_query)),
+            ("tasks proved with completion + Houdini", str(s.proved_houdini)),
             ("pass@1", f"{s.pass_at_1:.1%}"), (f"pass@{config.samples}", f"{s.pass_at_n:.1%}")]
     if s.faster is not None:
         rows.append(("tasks >= 1.2x faster with the model", str(s.faster)))

@@ -34,8 +34,9 @@ def test_eval_model_with_the_tiny_model(tmp_path, capsys, tiny_model):
     assert summary["tasks"] == 1 and summary["samples"] == 2
     assert 0 < summary["parse_rate"] < 1
     assert summary["true_invariants"] >= 1
-    assert summary["proved_alone"] == 1  # `i <= n` by the two-query check (Spacer finds the rest)
-    assert summary["proved_with_help"] == 1 and summary["pass_at_1"] > 0
+    assert summary["proved_inductive_alone"] == 0  # neither good candidate is enough on its own
+    assert summary["proved_two_query"] == 1  # `i <= n`: Spacer finds the rest
+    assert summary["proved_houdini"] == 1 and summary["pass_at_1"] > 0  # completion: `s == 3*i`
     assert all(s["rejected"] >= 1 for s in task["samples"])
     with sqlite3.connect(db) as conn:
         (config,) = conn.execute("select config from runs").fetchone()
