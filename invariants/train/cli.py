@@ -30,6 +30,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lora", action="store_true", help="train LoRA adapters (needs peft), merged on export")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--max-steps", type=int, default=-1, help="stop after N optimizer steps")
+    p.add_argument("--max-minutes", type=float, help="stop after this much training time (then export)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast (GPU, or CPUs with native bf16)")
     p.add_argument("--lr", type=float, help="learning rate (default by mode)")
     p.add_argument("--batch-size", type=int, default=4)
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         seed=args.seed,
         save_steps=args.save_steps,
+        max_minutes=args.max_minutes,
     )
     try:
         s = finetune(config)

@@ -45,6 +45,7 @@ class FinetuneConfig:
     seed: int = 0
     save_steps: int = 50
     progress: bool = True
+    max_minutes: float | None = None  # stop (and export) after this much training time
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,7 @@ def finetune(config: FinetuneConfig) -> FinetuneSummary:
         train_dataset=train,
         eval_dataset=val or None,
         data_collator=collate(tok.pad_token_id),
+        callbacks=[time_limit(config.max_minutes * 60)] if config.max_minutes else None,
     )
     before = _eval_loss(trainer, val)
     start = time.monotonic()
@@ -228,6 +230,22 @@ def finetune(config: FinetuneConfig) -> FinetuneSummary:
     summary = _summary(trainer, train, val, seconds, before, after, long_train + long_val)
     (config.out / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def time_limit(seconds: float) -> Any:
+    """A callback that ends training (it is exported as usual) once `seconds` have passed."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.deadline = time.monotonic() + seconds
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if time.monotonic() >= self.deadline:
+                control.should_training_stop = True
+            return control
+
+    return TimeLimit()
 
 
 def _eval_loss(trainer: Any, val: list[Any]) -> float | None:

@@ -90,3 +90,13 @@ def test_lora_without_peft_is_a_clear_error(dataset_dir: Path, tmp_path: Path) -
 
     with pytest.raises(FinetuneError, match="peft"):
         finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", lora=True, max_steps=1))
+
+
+def test_time_limit_stops_training_and_still_exports(dataset_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+
+    s = finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", max_steps=10_000,
+                                batch_size=2, save_steps=10_000, progress=False, max_minutes=1e-9))
+    assert s.steps == 1  # the limit is checked after every step
+    assert (tmp_path / "config.json").is_file() and (tmp_path / "summary.json").is_file()
