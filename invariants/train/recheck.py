@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -128,10 +129,16 @@ def _stats(checked: Sequence[Checked], cached: int) -> RecheckStats:
     reasons: dict[str, int] = {}
     for c in checked:
         if not c.proven:
-            kind = c.reason.split(":")[0][:60]
+            kind = _reason_kind(c.reason)
             reasons[kind] = reasons.get(kind, 0) + 1
     proven = sum(c.proven for c in checked)
     return RecheckStats(len(checked), proven, cached, tuple(sorted(reasons.items())))
+
+
+def _reason_kind(reason: str) -> str:
+    """`consecution (loop L33 -> loop L42) fails: [...]` -> `consecution fails`: one count per kind."""
+    head = reason.split(":")[0]
+    return " ".join(re.sub(r"\([^()]*(\)|$)", " ", head).split())[:60]
 
 
 def _load_cache(path: Path | None) -> dict[str, dict[str, object]]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from quokka.invariants.llm.prompt import build_messages, format_answer
 from quokka.invariants.train.families import family_of, split_families
-from quokka.invariants.train.recheck import check_target, recheck_all
+from quokka.invariants.train.recheck import Checked, check_target, recheck_all
 from quokka.invariants.train.sources import Target, read_source
 from quokka.invariants.train.synthetic import generate, write_all
 from quokka.verifier.frontend import lower
@@ -58,6 +58,21 @@ def test_recheck_drops_non_inductive_and_caches(tmp_path: Path) -> None:
     calls: list[Target] = []
     again, stats2 = recheck_all([good, bad], tmp_path / "cache.json", checker=lambda t: calls.append(t))  # type: ignore[arg-type,func-returns-value]
     assert not calls and stats2.cached == 2 and [x.proven for x in again] == [True, False]
+
+
+def test_drop_reasons_are_counted_by_kind_not_by_loop(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(ACSL)
+    reasons = [
+        "consecution (loop L3 -> loop L9) fails: [i=1]",
+        "consecution (loop L9 -> loop L9) fails: [i=2]",
+        "consecution (loop L9 -> loop L9) unknown (budget exhausted: 1 s)",
+        "InputError: bad",
+    ]
+    targets = [Target(c, 8, f"i <= {k}", "t") for k in range(len(reasons))]
+    by_text = {t.invariant: r for t, r in zip(targets, reasons, strict=True)}
+    _, stats = recheck_all(targets, None, checker=lambda t: Checked(t, False, 8, by_text[t.invariant]))
+    assert dict(stats.dropped_reasons) == {"consecution fails": 2, "consecution unknown": 1, "InputError": 1}
 
 
 def test_sources_acsl_and_results_db(tmp_path: Path) -> None:
