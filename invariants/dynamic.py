@@ -59,7 +59,7 @@ class DynamicConfig:
     max_check_states: int = 2000
     guard_offset_limit: int = 16
     use_ctis: bool = True
-    max_set_states: int = 400  # propose "the state is one of those seen" up to this many states
+    max_set_states: int = 3000  # propose "the state is one of those seen" up to this many states
     max_case_values: int = 4  # a variable the loop writes with this few values splits the states
     max_case_variables: int = 1
 

@@ -140,3 +140,38 @@ def test_a_wide_disjunction_is_checked_case_by_case_with_the_same_answers() -> N
     assert gap["consecution"].status == "invalid"
     assert gap["consecution"].cti is not None and gap["consecution"].cti.post == {"x": 1, "n": 3}
     assert gap["safety"].valid and gap["initiation"].valid
+
+
+def test_a_large_set_of_states_is_checked_by_lookup_and_a_gap_is_still_found() -> None:
+    program, loop, x, n = _bounded_counter(30)
+    reachable = [(a, b) for b in range(31) for a in range(b + 1)]
+    assert inductive.check(program, {loop: _points(x, n, reachable)}, Budget.of(60)).all_valid
+    missing = [s for s in reachable if s != (17, 29)]
+    gap = {o.kind: o for o in inductive.check(program, {loop: _points(x, n, missing)}, Budget.of(60)).items}
+    assert gap["consecution"].status == "invalid"
+    assert gap["consecution"].cti is not None and gap["consecution"].cti.post == {"x": 17, "n": 29}
+
+
+def _counter_with_a_coin() -> tuple[Program, str, Var, Var]:
+    """x counts to 5 while y is redrawn from {0, 1} in every iteration."""
+    b = ProgramBuilder("coin.c")
+    x, y = b.var("x"), b.var("y")
+    b.assign(x, num(0))
+    b.assign(y, num(0))
+    with b.loop() as loop:
+        b.if_break(ge(x, num(5)))
+        b.assign(x, add(x, num(1)))
+        b.havoc(y)
+        b.assume(and_(ge(y, num(0)), le(y, num(1))))
+    b.check(le(y, num(1)))
+    return b.build(), loop, x, y
+
+
+def test_a_nondeterministic_successor_is_left_to_the_solver() -> None:
+    program, loop, x, y = _counter_with_a_coin()
+    both = [(a, c) for a in range(6) for c in (0, 1)]
+    assert inductive.check(program, {loop: _points(x, y, both)}, Budget.of(20)).all_valid
+    heads = [(a, 0) for a in range(6)]  # misses y == 1, which the havoc allows
+    obligations = inductive.check(program, {loop: _points(x, y, heads)}, Budget.of(20))
+    (bad,) = obligations.failed
+    assert bad.kind == "consecution" and bad.cti is not None and bad.cti.post["y"] == 1

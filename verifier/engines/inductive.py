@@ -207,7 +207,8 @@ def flatten(op: str, e: Expr) -> list[Expr]:
     return out
 
 
-Case = tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]] | None]  # disjunct, its point if it is one
+Point = list[tuple[z3.ExprRef, z3.ExprRef]]  # pre-state constant -> value
+Case = tuple[z3.BoolRef | None, Point | None]  # a disjunct: translated, or a point (translated on demand)
 Cases = dict[str, tuple[z3.BoolRef, list[Case]]]  # loop -> (other conjuncts, disjuncts), translated
 
 
@@ -217,25 +218,102 @@ def case_query(
     """Whether the obligation of `edge` has a counterexample. A wide disjunction in the source
     invariant is split into one query per disjunct, where the whole disjunction can take the
     solver minutes. A disjunct that fixes variables to constants (a point of a set of states) is
-    substituted into the query, which mostly simplifies to a constant then.
+    substituted into the query, which mostly simplifies to a constant then; when the edge takes
+    that point to one determined state and the target invariant is a set of states too, membership
+    is looked up instead (`_lands_in`), so a set of n states costs n lookups, not n queries of size n.
     `cache` keeps the translated cases of each loop for the other edges leaving it."""
-    post = [z3.Not(holds(enc, edge, "post", inv[edge.dst]))] if edge.dst != ERROR else []
     split = _cases(enc, edge, inv, {} if cache is None else cache) if edge.src != ENTRY else None
     if split is None:
         pre = [holds(enc, edge, "pre", inv[edge.src])] if edge.src != ENTRY else []
-        return solve([edge.guard, *pre, *post], budget)
+        return solve([edge.guard, *pre, *_negated_post(enc, edge, inv)], budget)
     rest, parts = split
-    query = z3.And(edge.guard, rest, *post)
+    target = _target(enc, edge, inv[edge.dst], rest, budget) if edge.dst != ERROR else None
+    query: z3.BoolRef | None = None
     for part, point in parts:
         if budget.expired:
             return z3.unknown, None, "budget exhausted"
+        if point and target is not None and _lands_in(point, target, budget):
+            continue
+        query = query if query is not None else z3.And(edge.guard, rest, *_negated_post(enc, edge, inv))
         instance = z3.simplify(z3.substitute(query, *point)) if point else query
         if z3.is_false(instance):
             continue
-        result, model, why = solve([instance, part], budget)
+        result, model, why = solve([instance, _disjunct(part, point)], budget)
         if result != z3.unsat:
             return result, model, why
     return z3.unsat, None, ""
+
+
+def _disjunct(part: z3.BoolRef | None, point: Point | None) -> z3.BoolRef:
+    if part is not None:
+        return part
+    assert point is not None
+    return z3.And([a == b for a, b in point])
+
+
+def _negated_post(enc: Encoding, edge: Edge, inv: Mapping[str, list[Expr]]) -> list[z3.BoolRef]:
+    return [z3.Not(holds(enc, edge, "post", inv[edge.dst]))] if edge.dst != ERROR else []
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A target invariant that is a set of states (its points' variables and values), and the
+    edge's successor as one term `succ(guard, guard && !others, post values...)`: one substitution
+    and one simplification per source point then give everything `_lands_in` needs (the z3 Python
+    API costs far more per call than the work it asks for)."""
+
+    names: tuple[str, ...]
+    points: frozenset[tuple[int, ...]]
+    successor: z3.ExprRef
+    others_kept: bool  # the edge keeps the other conjuncts from anywhere the source's rest holds
+
+
+def _target(
+    enc: Encoding, edge: Edge, conjuncts: Sequence[Expr], rest: z3.BoolRef, budget: Budget
+) -> _Target | None:
+    flat = [c for conj in conjuncts for c in flatten("&&", conj)]
+    sets = [k for k, c in enumerate(flat) if is_state_set(c)]
+    if not sets:
+        return None
+    points = [_assignment(p) for p in flatten("||", flat[sets[0]])]
+    names = tuple(sorted(points[0] or ()))
+    if not names or any(p is None or tuple(sorted(p)) != names for p in points):
+        return None
+    if any(n not in edge.post or not edge.post[n].is_int() for n in names):
+        return None
+    guard = z3.And(edge.guard, rest)
+    others = holds(enc, edge, "post", flat[: sets[0]] + flat[sets[0] + 1 :])
+    args = [guard, z3.And(guard, z3.Not(others)), *(edge.post[n] for n in names)]
+    succ = z3.Function("succ", z3.BoolSort(), z3.BoolSort(), *(z3.IntSort() for _ in names), z3.BoolSort())
+    values = frozenset(tuple(p[n] for n in names) for p in points if p is not None)
+    kept = solve([args[1]], budget)[0] == z3.unsat
+    return _Target(names, values, succ(*args), kept)
+
+
+def _assignment(point: Expr) -> dict[str, int] | None:
+    """`x == 1 && y == 2` as {x: 1, y: 2}; None if a variable is fixed twice."""
+    out: dict[str, int] = {}
+    for atom in flatten("&&", point):
+        assert isinstance(atom, Binary) and isinstance(atom.left, Var) and isinstance(atom.right, Const)
+        if atom.left.name in out:
+            return None
+        out[atom.left.name] = atom.right.value
+    return out
+
+
+def _lands_in(point: Point, target: _Target, budget: Budget) -> bool:
+    """True only when the edge cannot leave the target from `point`: its guard is false there, or
+    it yields one state whatever the fresh values are, a member, and the other conjuncts (the
+    range facts) cannot fail there. False means "not shown", and the full query decides."""
+    succ = z3.simplify(z3.substitute(target.successor, *point))
+    guard, others, *post = (succ.arg(k) for k in range(succ.num_args()))
+    if z3.is_false(guard):
+        return True
+    if not all(z3.is_int_value(v) for v in post):
+        return False
+    if tuple(v.as_long() for v in post) not in target.points:
+        return False
+    return target.others_kept or bool(z3.is_false(others)) or solve([others], budget)[0] == z3.unsat
 
 
 def _cases(
@@ -247,12 +325,15 @@ def _cases(
             return None
         rest, parts = split
         tr = enc.translator(edge, "pre")
-        translated = [(tr.formula(p), _point(p, enc.pre)) for p in parts]
+        points = [_point(p, enc.pre) for p in parts]
+        translated: list[Case] = [
+            (None if pt else tr.formula(p), pt) for p, pt in zip(parts, points, strict=True)
+        ]
         cache[edge.src] = (z3.And([tr.formula(c) for c in rest]), translated)
     return cache[edge.src]
 
 
-def _point(e: Expr, env: Mapping[str, z3.ExprRef]) -> list[tuple[z3.ExprRef, z3.ExprRef]] | None:
+def _point(e: Expr, env: Mapping[str, z3.ExprRef]) -> Point | None:
     """The substitution `var -> value` when `e` is a conjunction of `var == constant`."""
     if not _is_point(e):
         return None
