@@ -59,7 +59,10 @@ class DynamicConfig:
     max_check_states: int = 2000
     guard_offset_limit: int = 16
     use_ctis: bool = True
-    max_set_states: int = 3000  # propose "the state is one of those seen" up to this many states
+    # propose "the state is one of those seen" up to this many states: many when the inputs were
+    # enumerated (the set is then likely exact), few otherwise (a big wrong set slows Houdini down)
+    max_set_states: int = 3000
+    max_sampled_set_states: int = 400
     max_case_values: int = 4  # a variable the loop writes with this few values splits the states
     max_case_variables: int = 1
 
@@ -100,6 +103,7 @@ class DynamicProposer:
             entry=samples.entry.get(lid, ()),
             ctis=ctis,
             deadline=deadline,
+            exhaustive=samples.exhaustive,
         )
 
     def _samples(self, context: ProposalContext, deadline: float) -> Samples:
@@ -125,6 +129,7 @@ def infer(
     entry: Sequence[bool] | None = None,
     ctis: Sequence[State] = (),
     deadline: float = float("inf"),
+    exhaustive: bool = False,
 ) -> list[Candidate]:
     """Candidates for one loop from its head states.
 
@@ -132,7 +137,8 @@ def infer(
     decides which extreme values are credible bounds; `entry[k]` says whether `states[k]` was
     seen on entry to the loop (default: none was); `ctis` are further states, always
     among those every candidate is checked on. States missing a loop variable are ignored.
-    After `deadline` the polynomial search starts no new degree.
+    After `deadline` the polynomial search starts no new degree. `exhaustive`: the states come
+    from running every input of a small box (`sampling.input_box`).
     """
     config = config or DynamicConfig()
     names = [d.name for d in loop.variables]
@@ -147,7 +153,8 @@ def infer(
     exprs = _structural(program, loop.loop.id, names, (obs.states, at_entry), config) + _exprs(
         _facts(program, loop, obs, config, seed, deadline), {d.name: d for d in program.variables}
     )
-    exprs += _state_set(loop, obs.states, config.max_set_states)
+    cap = config.max_set_states if exhaustive else config.max_sampled_set_states
+    sets = _state_set(loop, obs.states, cap)  # holds on every observed state by construction
     sampled_only = [s for s in states if all(v in s for v in names)]  # CTIs may be unreachable
     exprs += _by_case(program, loop, sampled_only, config, seed, deadline)
     extra = [s for s in ctis if all(v in s for v in names)]
@@ -160,7 +167,7 @@ def infer(
         if k not in seen and holds_on(e, check):
             seen.add(k)
             out.append(Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME))
-    return out
+    return out + [Candidate(loop.loop.id, e, format_expr(e, names_c), NAME) for e in sets]
 
 
 def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Expr]:

@@ -77,6 +77,7 @@ class Samples:
     seeded_runs: int
     elapsed_s: float
     error_inputs: tuple[int, ...] | None = None  # the inputs of the first run that reached the error
+    exhaustive: bool = False  # every input of a (non-empty) `input_box` was run
 
 
 class InputStream:
@@ -278,10 +279,7 @@ def collect(
         prefix = collector.seed(seeds) if seeds is not None and k % 2 == 0 else None
         seeded += prefix is not None
         collector.run(InputStream(rng, mode, radius, prefix or ()))
-    for vector in input_box(collector.reaching_inputs, program, config):
-        if time.monotonic() >= deadline or (config.stop_on_error and collector.error_inputs is not None):
-            break
-        collector.run(InputStream(rng, "tiny", 2, vector))
+    exhaustive = _run_box(collector, input_box(collector.reaching_inputs, program, config), rng, deadline)
     return Samples(
         {loop: tuple(bucket.values()) for loop, bucket in collector.states.items()},
         {loop: tuple(collector.runs_of[loop].get(k, ()) for k in b) for loop, b in collector.states.items()},
@@ -291,4 +289,19 @@ def collect(
         seeded,
         time.monotonic() - start,
         collector.error_inputs,
+        exhaustive,
     )
+
+
+def _run_box(
+    collector: _Collector, box: Iterator[tuple[int, ...]], rng: random.Random, deadline: float
+) -> bool:
+    """Run every input vector of `box`; whether there was one and all of them ran."""
+    ran = False
+    stop_on_error = collector.config.stop_on_error
+    for vector in box:
+        if time.monotonic() >= deadline or (stop_on_error and collector.error_inputs is not None):
+            return False
+        collector.run(InputStream(rng, "tiny", 2, vector))
+        ran = True
+    return ran

@@ -280,6 +280,8 @@ def test_small_bounded_inputs_are_covered_by_the_box():
     samples = collect(b.build(), 0, time.monotonic() + 20)
     assert {(st["u"], st["v"]) for st in samples.states[b.build().loops[0].id]} == {
         (x, y) for x in range(13) for y in range(13)}
+    assert samples.exhaustive
+    assert not collect(cohencu(), 0, time.monotonic() + 5).exhaustive
 
 
 def test_a_counter_with_few_values_splits_the_states_into_cases():

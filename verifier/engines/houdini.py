@@ -25,12 +25,13 @@ from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
-from .inductive import Cti, case_query, cti_of, describe, is_state_set
+from .inductive import Cti, case_query, cti_of, describe, flatten, is_state_set
 
 ENGINE = "houdini"
 QUERY_CAP_S = 2.0  # seconds one batched solver query may take before its goals are split
 SINGLE_CAP_S = 1.0  # seconds a query about one candidate may take before the candidate is dropped
 SETS_SHARE = 0.6  # of the time left, for checking the state sets of the pool alone (see `_state_sets_alone`)
+POOL_SET_MAX = 400  # a wider set of states is only checked alone: in the joint fixpoint it slows every query
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,10 @@ class _Houdini:
             if c in out:
                 continue
             bad = sorted(free_vars(c) - names)
-            if bad or not isinstance(c.type, IntType):
+            if is_state_set(c) and len(flatten("||", c)) > POOL_SET_MAX:
+                why = f"a set of more than {POOL_SET_MAX} states is checked only on its own"
+                self.dropped.append(Dropped(loop, c, "unknown", why))
+            elif bad or not isinstance(c.type, IntType):
                 why = f"unknown variables {', '.join(bad)}" if bad else "not an integer expression"
                 self.dropped.append(Dropped(loop, c, "malformed", why))
             else:
@@ -257,14 +261,15 @@ def _state_sets_alone(
     program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget, watch: Stopwatch
 ) -> HoudiniResult | None:
     """The sets of states in the pool (`inductive.is_state_set`), first one per loop, checked on
-    their own: when they are exact they make the whole certificate, found in a fraction of the
-    time the full pool takes (whose nonlinear candidates slow every query)."""
+    their own when every loop has one: when they are exact they make the whole certificate,
+    found in a fraction of the time the full pool takes (whose nonlinear candidates slow every
+    query)."""
     sets = {}
     for loop, candidates in pool.items():
         wide = next((c for c in candidates if is_state_set(c)), None)
         if wide is not None:
             sets[loop] = wide
-    if not sets:
+    if not sets or len(sets) < len(program.loops):
         return None
     cap = budget.sub(max(QUERY_CAP_S, SETS_SHARE * budget.remaining()))
     if not inductive.check(program, sets, cap).all_valid:
