@@ -31,7 +31,10 @@ def verify(capsys, task, *args):
 
 
 def test_verify_with_the_tiny_local_model(capsys, task, tiny_model):
-    code, out, cands = verify(capsys, task, "--model", str(tiny_model.directory), "--samples", "4")
+    # greedy: the taught answer itself, whatever corpus the tokenizer was trained on
+    code, out, cands = verify(
+        capsys, task, "--model", str(tiny_model.directory), "--samples", "4", "--temperature", "0"
+    )
     assert code == 0 and out["verdict"] == "true"
     assert cands[("llm", "s == 9*i")]["status"] == "rejected"
     assert "consecution" in cands[("llm", "s == 9*i")]["reason"]
