@@ -9,7 +9,8 @@ from mutants import conjuncts, guesses, mutant_maps
 from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, lt, mul, num, or_
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
-from quokka.verifier.ir import Binary, Expr, Program, Var
+from quokka.verifier.ir import Expr, Program, Var
+from state_sets import bounded_counter, points, reachable
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants]
 
@@ -152,39 +153,12 @@ def test_a_set_of_reachable_states_is_tried_alone_first() -> None:
     assert "sets of reachable states" not in wrong.result.reason
 
 
-def _wide_counter(bound: int) -> tuple[Program, str, Expr]:
-    """x counts up to n in [0, bound], and the set of all its (x, n) head states."""
-    b = ProgramBuilder("wide.c")
-    x, n = b.var("x"), b.var("n")
-    b.havoc(n)
-    b.assume(and_(ge(n, num(0)), le(n, num(bound))))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-    b.check(le(x, n))
-    points = [and_(eq(x, num(a)), eq(n, num(m))) for m in range(bound + 1) for a in range(m + 1)]
-    return b.build(), loop, _balanced_or(points)
-
-
-def _balanced_or(parts: list[Expr]) -> Expr:
-    if len(parts) == 1:
-        return parts[0]
-    half = len(parts) // 2
-    return or_(_balanced_or(parts[:half]), _balanced_or(parts[half:]))
-
-
 def test_a_wide_set_of_states_proves_alone_but_stays_out_of_the_joint_fixpoint() -> None:
-    program, loop, states = _wide_counter(40)  # 861 states
+    program, loop, x, n = bounded_counter(40)
+    states = points(x, n, reachable(40))  # 861 states
     alone = houdini(program, {loop: [states]}, Budget.of(60))
     assert alone.result.status is Status.SAFE and alone.kept[loop] == (states,)
-    gappy = _balanced_or(flatten_or(states)[:-1])
-    x, n = Var("x", states.type), Var("n", states.type)
+    gappy = points(x, n, reachable(40)[:-1])
     mixed = houdini(program, {loop: [gappy, le(x, n)]}, Budget.of(60))
     assert mixed.result.status is Status.SAFE and gappy not in mixed.kept[loop]
     assert "checked only on its own" in mixed.reasons[(loop, gappy)]
-
-
-def flatten_or(e: Expr) -> list[Expr]:
-    if isinstance(e, Binary) and e.op == "||":
-        return flatten_or(e.left) + flatten_or(e.right)
-    return [e]

@@ -6,11 +6,12 @@ import pytest
 import z3
 from corpus import C_ERRORS, CORPUS, SAFE, UNSAFE, Example, twin
 from mutants import mutant_maps
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, num, or_
+from quokka.verifier.builder import ProgramBuilder, add, and_, ge, le, num
 from quokka.verifier.engines import inductive
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.ir import Expr, Program, Var, free_vars
 from quokka.verifier.smt import Translator
+from state_sets import bounded_counter, points
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants is not None]
 
@@ -109,45 +110,25 @@ def test_corpus_is_labelled_consistently() -> None:
     assert len({e.name for e in CORPUS}) == len(CORPUS)
 
 
-def _bounded_counter(bound: int) -> tuple[Program, str, Var, Var]:
-    b = ProgramBuilder("bc.c")
-    x, n = b.var("x"), b.var("n")
-    b.havoc(n)
-    b.assume(and_(ge(n, num(0)), le(n, num(bound))))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-    b.check(le(x, n))
-    return b.build(), loop, x, n
-
-
-def _points(x: Var, n: Var, states: list[tuple[int, int]]) -> Expr:
-    parts = [and_(eq(x, num(a)), eq(n, num(b))) for a, b in states]
-    out = parts[0]
-    for p in parts[1:]:
-        out = or_(out, p)
-    return out
-
-
 def test_a_wide_disjunction_is_checked_case_by_case_with_the_same_answers() -> None:
-    program, loop, x, n = _bounded_counter(4)
+    program, loop, x, n = bounded_counter(4)
     reachable = [(a, b) for b in range(5) for a in range(b + 1)]
     assert len(reachable) >= inductive.SPLIT_MIN
-    exact = inductive.check(program, {loop: _points(x, n, reachable)}, Budget.of(20))
+    exact = inductive.check(program, {loop: points(x, n, reachable)}, Budget.of(20))
     assert exact.all_valid
     missing = [s for s in reachable if s != (1, 3)]  # reached from (0, 3), and on to (2, 3)
-    gap = {o.kind: o for o in inductive.check(program, {loop: _points(x, n, missing)}, Budget.of(20)).items}
+    gap = {o.kind: o for o in inductive.check(program, {loop: points(x, n, missing)}, Budget.of(20)).items}
     assert gap["consecution"].status == "invalid"
     assert gap["consecution"].cti is not None and gap["consecution"].cti.post == {"x": 1, "n": 3}
     assert gap["safety"].valid and gap["initiation"].valid
 
 
 def test_a_large_set_of_states_is_checked_by_lookup_and_a_gap_is_still_found() -> None:
-    program, loop, x, n = _bounded_counter(30)
+    program, loop, x, n = bounded_counter(30)
     reachable = [(a, b) for b in range(31) for a in range(b + 1)]
-    assert inductive.check(program, {loop: _points(x, n, reachable)}, Budget.of(60)).all_valid
+    assert inductive.check(program, {loop: points(x, n, reachable)}, Budget.of(60)).all_valid
     missing = [s for s in reachable if s != (17, 29)]
-    gap = {o.kind: o for o in inductive.check(program, {loop: _points(x, n, missing)}, Budget.of(60)).items}
+    gap = {o.kind: o for o in inductive.check(program, {loop: points(x, n, missing)}, Budget.of(60)).items}
     assert gap["consecution"].status == "invalid"
     assert gap["consecution"].cti is not None and gap["consecution"].cti.post == {"x": 17, "n": 29}
 
@@ -170,8 +151,8 @@ def _counter_with_a_coin() -> tuple[Program, str, Var, Var]:
 def test_a_nondeterministic_successor_is_left_to_the_solver() -> None:
     program, loop, x, y = _counter_with_a_coin()
     both = [(a, c) for a in range(6) for c in (0, 1)]
-    assert inductive.check(program, {loop: _points(x, y, both)}, Budget.of(20)).all_valid
+    assert inductive.check(program, {loop: points(x, y, both)}, Budget.of(20)).all_valid
     heads = [(a, 0) for a in range(6)]  # misses y == 1, which the havoc allows
-    obligations = inductive.check(program, {loop: _points(x, y, heads)}, Budget.of(20))
+    obligations = inductive.check(program, {loop: points(x, y, heads)}, Budget.of(20))
     (bad,) = obligations.failed
     assert bad.kind == "consecution" and bad.cti is not None and bad.cti.post["y"] == 1
