@@ -227,7 +227,8 @@ def case_query(
         pre = [holds(enc, edge, "pre", inv[edge.src])] if edge.src != ENTRY else []
         return solve([edge.guard, *pre, *_negated_post(enc, edge, inv)], budget)
     rest, parts = split
-    target = _target(enc, edge, inv[edge.dst], rest, budget) if edge.dst != ERROR else None
+    has_points = any(point for _, point in parts)
+    target = _target(enc, edge, inv[edge.dst], rest, budget) if has_points and edge.dst != ERROR else None
     query: z3.BoolRef | None = None
     for part, point in parts:
         if budget.expired:
@@ -334,16 +335,12 @@ def _cases(
 
 
 def _point(e: Expr, env: Mapping[str, z3.ExprRef]) -> Point | None:
-    """The substitution `var -> value` when `e` is a conjunction of `var == constant`."""
-    if not _is_point(e):
+    """The substitution `var -> value` when `e` is a conjunction of `var == constant`, each
+    variable fixed once (`_assignment`)."""
+    values = _assignment(e) if _is_point(e) else None
+    if values is None or any(name not in env for name in values):
         return None
-    pairs = []
-    for atom in flatten("&&", e):
-        assert isinstance(atom, Binary) and isinstance(atom.left, Var) and isinstance(atom.right, Const)
-        if atom.left.name not in env:
-            return None
-        pairs.append((env[atom.left.name], z3.IntVal(atom.right.value)))
-    return pairs
+    return [(env[name], z3.IntVal(value)) for name, value in values.items()]
 
 
 def check_edge(
