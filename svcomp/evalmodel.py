@@ -1,12 +1,15 @@
 """`quokka eval-model`: how useful a model's invariant guesses are, measured by the verifier.
 
-For each task the model is asked once for N samples, with the prompt `quokka verify` uses. Per
-sample: its candidates are parsed (rejections counted); each is checked by the assert query of
-the two-query check (Spacer proves it holds at its loop head: a true invariant), by the inductive
-check alone, and by the two-query check (where Spacer does the rest); and the sample *proves*
-the task when its candidates with their template completions (`invariants.completion`) prove it
-by Houdini. pass@k, for those proofs, is the unbiased estimator over the N samples (Chen et al.,
-2021, "Evaluating Large Language Models Trained on Code").
+For each task the model is asked once for N samples, with the prompt `quokka verify` uses (a local
+model decodes under the answer grammar unless `llm_constrained = false`). Per sample: its
+candidates are parsed (rejections counted); each is checked by the assert query of the two-query
+check (Spacer proves it holds at its loop head: a true invariant), by the inductive check alone,
+and by the two-query check (for a true invariant, its assume query: Spacer does the rest); and
+the sample *proves* the task when its candidates with their template completions
+(`invariants.completion`) prove it by Houdini. A candidate false on a recorded loop-head state (a
+reachable one) is none of these and goes to no solver. pass@k, for those proofs, is the unbiased
+estimator over the N samples (Chen et al., 2021, "Evaluating Large Language Models Trained on
+Code").
 
 With `speedup`, each task is also verified with the default proposers and with the model added,
 under one budget each: the tasks at least 1.2x faster with the model are counted (the Quokka
@@ -23,6 +26,7 @@ from math import comb
 from typing import Any
 
 from quokka.invariants.completion import collect_states, complete
+from quokka.invariants.evaluate import compile_expr
 from quokka.invariants.llm import LLMConfig, make_backend
 from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import Backend, SampleRequest
@@ -36,6 +40,7 @@ from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
 from quokka.verifier.results import Verdict
+from quokka.verifier.semantics import UndefinedBehaviour
 
 from .tasks import Task
 
@@ -110,8 +115,10 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     source = task.program.read_text(encoding="utf-8", errors="replace")
     context = ProposalContext(program, source, loop_contexts(program), {}, config.timeout_s, config.seed)
     started = time.monotonic()
-    tokens = LLMConfig.from_options(model).max_new_tokens
-    request = SampleRequest(config.samples, config.temperature, tokens, config.seed)
+    llm = LLMConfig.from_options(model)
+    request = SampleRequest(
+        config.samples, config.temperature, llm.max_new_tokens, config.seed, grammar=llm.grammar(program)
+    )
     try:
         answers = backend.sample(messages_for_context(context, PromptConfig()), request)
     except QuokkaError as exc:
@@ -122,9 +129,7 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     samples = tuple(judge.sample(answer_candidates(a, program, k)) for k, a in enumerate(answers))
     checked = time.monotonic()
     speed = _speedup(program, task, model, config) if config.speedup else (None, None, "")
-    return TaskEval(
-        task.name, task.family, samples, "", sampled - started, checked - sampled, *speed
-    )
+    return TaskEval(task.name, task.family, samples, "", sampled - started, checked - sampled, *speed)
 
 
 class _Judge:
@@ -137,11 +142,15 @@ class _Judge:
 
     def sample(self, candidates: Sequence[Candidate]) -> SampleEval:
         valid = [c for c in candidates if not c.rejected]
-        true = sum(self._cached("holds", c, self._holds) for c in valid)
-        alone = any(self._cached("inductive", c, self._inductive) for c in valid)
-        two_query = alone or any(self._cached("two-query", c, self._two_query) for c in valid)
+        live = [c for c in valid if not self._cached("refuted", c, self._refuted)]
+        true = sum(self._cached("holds", c, self._holds) for c in live)
+        alone = any(self._cached("inductive", c, self._inductive) for c in live)
+        two_query = alone or any(
+            self._cached("holds", c, self._holds) and self._cached("assume", c, self._assume_safe)
+            for c in live
+        )
         pool: dict[str, list[Any]] = {}
-        for c in [*valid, *complete(valid, self.states, self.program)]:
+        for c in [*live, *complete(valid, self.states, self.program)]:
             pool.setdefault(c.loop_id, []).append(c.expr)
         key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)
         if key not in self.pools:
@@ -154,6 +163,14 @@ class _Judge:
             self.cache[key] = check(c)
         return self.cache[key]
 
+    def _refuted(self, c: Candidate) -> bool:
+        """False on a recorded loop-head state, which is reachable: no invariant, no solver needed."""
+        try:
+            holds = compile_expr(c.expr)
+            return any(not holds(s) for s in self.states.get(c.loop_id, ()))
+        except (UndefinedBehaviour, KeyError, TypeError):
+            return False
+
     def _holds(self, c: Candidate) -> bool:
         """The assert query: Spacer proves that `c` holds whenever its loop head is reached."""
         asserted = twoquery.assert_program(self.program, {c.loop_id: c.expr})
@@ -162,8 +179,11 @@ class _Judge:
     def _inductive(self, c: Candidate) -> bool:
         return bool(inductive.prove_with(self.program, {c.loop_id: c.expr}, Budget.of(self.seconds)).safe)
 
-    def _two_query(self, c: Candidate) -> bool:
-        return bool(twoquery.check(self.program, c.loop_id, c.expr, Budget.of(self.seconds)).safe)
+    def _assume_safe(self, c: Candidate) -> bool:
+        """The assume query of the two-query check (its assert query is `_holds`): Spacer proves
+        the program safe with `c` assumed at its loop head."""
+        assumed = twoquery.assume_program(self.program, {c.loop_id: c.expr})
+        return spacer.solve(assumed, Budget.of(self.seconds)).status is Status.SAFE
 
     def _houdini(self, pool: dict[str, list[Any]]) -> bool:
         return bool(houdini.houdini(self.program, pool, Budget.of(self.seconds)).result.safe)

@@ -7,7 +7,8 @@ OpenAI-compatible endpoint (`endpoint`). `make_llm_proposer(options)` builds the
 Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`): `llm_prompt`
 ("quokka" or "quokka-cot"), `llm_few_shot` (int), `llm_max_new_tokens`, `llm_timeout_s`,
 `llm_api_key`, `llm_model_name`, `llm_dtype` ("auto", "bf16", "fp32"), `llm_device`,
-`llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool).
+`llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool), `llm_constrained`
+(bool, default true: a local model decodes only answers of the answer grammar, `llm.grammar`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from quokka.verifier.options import Options
 
 from ..protocol import Candidate, ProposalContext, Proposer, State
 from .backend import Backend, EndpointError, ModelError, SampleRequest
-from .prompt import PromptConfig, build_messages, messages_for_context
+from .grammar import AnswerGrammar
+from .prompt import PromptConfig, answer_grammar, build_messages, messages_for_context
 
 __all__ = [
     "Backend",
@@ -64,6 +66,7 @@ class LLMConfig:
     dtype: str = "auto"
     device: str = "auto"
     threads: int = 0
+    constrained: bool = True
 
     @staticmethod
     def from_options(options: Options) -> LLMConfig:
@@ -80,7 +83,11 @@ class LLMConfig:
             dtype=_extra(x, "llm_dtype", str, "auto"),
             device=_extra(x, "llm_device", str, "auto"),
             threads=_extra(x, "llm_threads", int, 0),
+            constrained=_extra(x, "llm_constrained", bool, True),
         )
+
+    def grammar(self, program: Program) -> AnswerGrammar | None:
+        return answer_grammar(program, self.prompt) if self.constrained else None
 
 
 def _ctis_key(ctis: Mapping[str, Sequence[State]]) -> tuple[tuple[str, int], ...]:
@@ -111,7 +118,10 @@ class LLMProposer:
         """Sampling settings for one round: at most `BUDGET_SHARE` of the time left to the run."""
         c = self.config
         timeout = max(1.0, min(c.timeout_s, BUDGET_SHARE * context.budget_s))
-        return SampleRequest(c.samples, c.temperature, c.max_new_tokens, context.seed, timeout)
+        grammar = c.grammar(context.program)
+        return SampleRequest(
+            c.samples, c.temperature, c.max_new_tokens, context.seed, timeout, grammar=grammar
+        )
 
     def propose(self, context: ProposalContext) -> list[Candidate]:
         from .answers import parse_answers

@@ -8,6 +8,8 @@ from typing import Protocol
 
 from quokka.verifier.errors import QuokkaError
 
+from .grammar import AnswerGrammar
+
 Message = dict[str, str]
 
 
@@ -21,7 +23,8 @@ class EndpointError(ModelError):
 
 @dataclass(frozen=True)
 class SampleRequest:
-    """Best-of-N sampling settings; `timeout_s` bounds the whole request."""
+    """Best-of-N sampling settings; `timeout_s` bounds the whole request. With `grammar`, a backend
+    that can (the local one) decodes only answers of that grammar; others ignore it."""
 
     n: int = 8
     temperature: float = 0.8
@@ -29,6 +32,7 @@ class SampleRequest:
     seed: int = 0
     timeout_s: float = 120.0
     top_p: float = 1.0
+    grammar: AnswerGrammar | None = None
 
 
 class Backend(Protocol):

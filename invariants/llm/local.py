@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Message, ModelError, SampleRequest
+from .grammar import GrammarState, TokenConstraint
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
 
@@ -103,13 +104,32 @@ def _next_tokens(logits: Any, request: SampleRequest, generator: Any) -> Any:
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
+STOP = -1  # no token the grammar allows: the row ends
+
+
 @dataclass
 class _Batch:
-    """The rows still being sampled: their answer indices, tokens so far and KV cache."""
+    """The rows still being sampled: their answer indices, tokens so far, KV cache and, when
+    decoding is constrained, the grammar state of each answer."""
 
     rows: list[int]
     tokens: list[list[int]]
     cache: Any
+    states: list[GrammarState]
+    constraint: TokenConstraint | None = None
+
+
+def token_texts(tokenizer: Any) -> list[str]:
+    """The text each token adds after another token (SentencePiece drops a leading space when a
+    token is decoded alone, so each is decoded after a fixed one); "" for special tokens."""
+    base = tokenizer.encode("a", add_special_tokens=False)
+    special = set(tokenizer.all_special_ids)
+    if len(base) == 1:
+        prefix = len(tokenizer.decode(base))
+        texts = [tokenizer.decode([*base, i])[prefix:] for i in range(len(tokenizer))]
+    else:
+        texts = [tokenizer.decode([i]) for i in range(len(tokenizer))]
+    return ["" if i in special else text for i, text in enumerate(texts)]
 
 
 class LocalModel:
@@ -125,6 +145,14 @@ class LocalModel:
         # transformers 5.x renamed `past_key_values` to `cache` (the old name is deprecated).
         self.cache_arg = "cache" if "cache" in params else "past_key_values"
         self.prefill_args = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+        self._texts: list[str] | None = None
+
+    def constraint(self, request: SampleRequest) -> TokenConstraint | None:
+        if request.grammar is None:
+            return None
+        if self._texts is None:
+            self._texts = token_texts(self.tokenizer)
+        return TokenConstraint(request.grammar, self._texts, self.eos)
 
     def _eos_ids(self) -> set[int]:
         ids = getattr(self.model.generation_config, "eos_token_id", None)
@@ -160,7 +188,8 @@ class LocalModel:
             out = self.model(input_ids=prompt_ids, use_cache=True, **self.prefill_args)
             logits = out.logits[:, -1, :].expand(request.n, -1)
             batch = _Batch(list(range(request.n)), [[] for _ in range(request.n)],
-                           _expand_cache(_cache_of(out), request.n))  # fmt: skip
+                           _expand_cache(_cache_of(out), request.n),
+                           [GrammarState()] * request.n, self.constraint(request))  # fmt: skip
             for _ in range(request.max_new_tokens):
                 logits = self._step(batch, logits, request, generator)
                 if logits is None or time.monotonic() > deadline:
@@ -172,9 +201,14 @@ class LocalModel:
         import torch
 
         chosen = _next_tokens(logits, request, generator).tolist()
+        if (constraint := batch.constraint) is not None:
+            chosen = [
+                _constrained(batch, constraint, pos, tok, logits, request, generator)
+                for pos, tok in enumerate(chosen)
+            ]
         keep = []
         for pos, (row, tok) in enumerate(zip(batch.rows, chosen, strict=True)):
-            if tok in self.eos:
+            if tok in self.eos or tok == STOP:
                 continue
             batch.tokens[row].append(tok)
             keep.append(pos)
@@ -194,6 +228,34 @@ class LocalModel:
                 f"prompt of {prompt_tokens} tokens + {new_tokens} new tokens exceeds the model's "
                 f"context of {self.context} tokens"
             )
+
+
+def _constrained(
+    batch: _Batch,
+    constraint: TokenConstraint,
+    pos: int,
+    token: int,
+    logits: Any,
+    request: SampleRequest,
+    generator: Any,
+) -> int:
+    """`token` when the grammar allows it for row `pos`, else one drawn from the allowed tokens
+    with the row's own probabilities (for plain temperature sampling, the two steps together
+    sample exactly from the distribution restricted to the allowed tokens)."""
+    import torch
+
+    row = batch.rows[pos]
+    state = constraint.step(batch.states[row], token)
+    if state is None:
+        allowed = constraint.allowed(batch.states[row])
+        if not allowed:
+            return STOP
+        ids = torch.tensor(allowed, device=logits.device)
+        token = allowed[int(_next_tokens(logits[pos : pos + 1, ids], request, generator)[0])]
+        state = constraint.step(batch.states[row], token)
+    if state is not None:
+        batch.states[row] = state
+    return token
 
 
 def memory_hint() -> str:

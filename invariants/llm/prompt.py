@@ -20,6 +20,7 @@ from quokka.verifier.ir import LoopInfo, Program
 from quokka.verifier.printer import format_type_decl
 
 from ..protocol import ProposalContext, State
+from .grammar import AnswerGrammar
 
 Message = dict[str, str]
 MAX_CTIS_PER_LOOP = 3
@@ -151,3 +152,14 @@ def format_answer(invariants: Sequence[tuple[int, str]], config: PromptConfig = 
     """The answer a model should give for `(insert_after_line, C expression)` pairs (training targets)."""
     body = "\n".join(f"After line {line}, insert assume({text});" for line, text in invariants)
     return f"/*@\n{body}\n@*/" if config.variant == "quokka-cot" else body
+
+
+def answer_grammar(program: Program, config: PromptConfig = PromptConfig()) -> AnswerGrammar | None:
+    """The answers `format_answer` writes for `program`: its insertion points and the names in
+    scope at each (None for the chain-of-thought variant, whose answers are free text)."""
+    if config.variant != "quokka" or not program.loops:
+        return None
+    scopes: dict[int, set[str]] = {}
+    for info in program.loops:
+        scopes.setdefault(info.insert_after_line, set()).update(c for c, _ in info.scope)
+    return AnswerGrammar.of(scopes)

@@ -165,6 +165,7 @@ def training_args(config: FinetuneConfig, use_bf16: bool) -> Any:
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
         per_device_train_batch_size=config.batch_size,
+        train_sampling_strategy="group_by_length",  # batches of like lengths: less padding (~25% here)
         per_device_eval_batch_size=config.batch_size,
         learning_rate=lr,
         warmup_steps=0,

@@ -18,6 +18,7 @@ from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
 from quokka.verifier.ir import LoopInfo, Program
 
+from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of
 
 INDUCTIVE_KINDS = ("initiation", "consecution")
@@ -46,6 +47,9 @@ def loop_for(program: Program, target: Target) -> LoopInfo | None:
 
 def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
     """Is `target.invariant` inductive for its loop? Never raises for bad input: drops it."""
+    if len(target.invariant) > MAX_EXPR_CHARS:  # a model answering so would be rejected
+        reason = f"longer than the answer parser accepts ({MAX_EXPR_CHARS} characters)"
+        return Checked(target, False, target.after_line, reason)
     try:
         program = lower(target.file, data_model_of(target.file))
         info = loop_for(program, target)

@@ -104,11 +104,23 @@ def read_results_db(path: Path) -> Iterator[Target]:
 
 
 def targets_of_row(program: str, invariants: Any, origin: str) -> Iterator[Target]:
-    """The targets of one `results` row (its `invariants` column as JSON text or a parsed list)."""
+    """The targets of one `results` row (its `invariants` column as JSON text or a parsed list):
+    per loop, the conjunction of the certificate's invariants there (its parts are often
+    inductive only together), then each of several parts on its own (kept if inductive alone)."""
     items = json.loads(invariants) if isinstance(invariants, str) else invariants
+    by_line: dict[int, list[str]] = {}
     for item in items or ():
         if isinstance(item, dict) and isinstance(item.get("line"), int) and item.get("expr"):
-            yield Target(Path(program), item["line"], str(item["expr"]), origin)
+            by_line.setdefault(item["line"], []).append(str(item["expr"]))
+    for line, exprs in by_line.items():
+        yield Target(Path(program), line, " && ".join(_conjunct(e) for e in exprs), origin)
+        if len(exprs) > 1:
+            yield from (Target(Path(program), line, e, origin) for e in exprs)
+
+
+def _conjunct(expr: str) -> str:
+    """`expr` as an operand of `&&` (parenthesised unless it has no operator of lower precedence)."""
+    return f"({expr})" if "||" in expr or "?" in expr else expr
 
 
 def read_witness_file(path: Path) -> Iterator[Target]:

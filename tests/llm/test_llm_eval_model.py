@@ -11,6 +11,7 @@ PYPROJECT = """[tool.quokka.extra]
 llm_max_new_tokens = 72
 llm_dtype = "fp32"
 llm_threads = 1
+llm_constrained = false
 """
 
 
@@ -43,3 +44,39 @@ def test_eval_model_with_the_tiny_model(tmp_path, capsys, tiny_model):
         (config,) = conn.execute("select config from runs").fetchone()
         (stats,) = conn.execute("select proposer_stats from results").fetchone()
     assert config == "eval-model" and json.loads(stats)["proving"] == task["proving"]
+
+
+def test_eval_model_decodes_under_the_answer_grammar_by_default(tmp_path, capsys, tiny_model):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace("llm_constrained = false", ""))
+    (tmp_path / "tiny.c").write_text(SOURCE)
+    code = main(["eval-model", "--model", str(tiny_model.directory), "--set", str(tmp_path / "tiny.c"),
+                 "--samples", "2", "--temperature", "0", "--check-timeout", "10", "--json"])
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert code == 0
+    assert summary["parse_rate"] == 1.0  # the assignment `n = 3` cannot be decoded
+    assert summary["proved_houdini"] == 1
+
+
+def test_candidates_false_on_a_reachable_state_go_to_no_solver(program, monkeypatch):
+    from quokka.invariants.completion import collect_states
+    from quokka.invariants.llm.answers import answer_candidates
+    from quokka.svcomp import evalmodel
+    from quokka.svcomp.evalmodel import EvalConfig
+
+    judge = evalmodel._Judge(program, collect_states(program), EvalConfig(check_s=10))
+    line = program.loops[0].insert_after_line
+    wrong = answer_candidates(f"After line {line}, insert assume(s == 7*i && i == n);", program, 0)
+
+    def no_solver(*args, **kwargs):
+        raise AssertionError("a refuted candidate reached a solver")
+
+    monkeypatch.setattr(evalmodel.spacer, "solve", no_solver)
+    monkeypatch.setattr(evalmodel.inductive, "prove_with", no_solver)
+    monkeypatch.setattr(evalmodel.houdini, "houdini", no_solver)
+    found = judge.sample([c for c in wrong if c.text != "s == 7*i"])  # `i == n` alone: no completion
+    assert (found.candidates, found.true_invariants, found.two_query, found.houdini) == (1, 0, False, False)
+    monkeypatch.undo()
+    right = judge.sample(
+        answer_candidates(f"After line {line}, insert assume(s == 3*i && i <= n);", program, 1)
+    )
+    assert right.true_invariants == 2 and right.two_query and right.houdini

@@ -9,6 +9,7 @@ pytest.importorskip("transformers")
 
 import torch
 from quokka.invariants.llm import LLMConfig, LLMProposer, make_llm_proposer
+from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import ModelError, SampleRequest
 from quokka.invariants.llm.endpoint import EndpointBackend
 from quokka.invariants.llm.local import (
@@ -18,12 +19,12 @@ from quokka.invariants.llm.local import (
     load_model,
     render_prompt,
 )
-from quokka.invariants.llm.prompt import build_messages
+from quokka.invariants.llm.prompt import answer_grammar, build_messages
 from quokka.invariants.llm.serve import model_server, register
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.verifier.options import Options
 
-OPTIONS = {"llm_max_new_tokens": 72, "llm_dtype": "fp32"}
+OPTIONS = {"llm_max_new_tokens": 72, "llm_dtype": "fp32", "llm_constrained": False}
 
 
 def context(program):
@@ -100,10 +101,46 @@ def test_untrained_model_output_is_rejected_not_crashing(tiny_model, program, tm
     tokenizer.save_pretrained(str(tmp_path))
     build_model(tmp_path, tokenizer).save_pretrained(str(tmp_path))
     proposer = LLMProposer(
-        LocalBackend(tmp_path, "fp32"), LLMConfig(samples=4, temperature=1.0, max_new_tokens=48)
+        LocalBackend(tmp_path, "fp32"),
+        LLMConfig(samples=4, temperature=1.0, max_new_tokens=48, constrained=False),
     )
     out = proposer.propose(context(program))
     assert len(out) >= 4 and all(c.rejected for c in out)
+
+
+def untrained_model(tiny_model, directory):
+    from tinymodel import build_model
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model.directory))
+    tokenizer.save_pretrained(str(directory))
+    build_model(directory, tokenizer).save_pretrained(str(directory))
+    return load_model(directory, "fp32")
+
+
+def test_constrained_decoding_keeps_the_taught_answer_but_not_the_assignment(tiny_model, program):
+    options = Options(model=str(tiny_model.directory), samples=6, temperature=0.7,
+                      extra={**OPTIONS, "llm_constrained": True})  # fmt: skip
+    candidates = make_llm_proposer(options).propose(context(program))
+    accepted, rejected = summary(candidates)
+    assert ("llm", "s == 9*i") in accepted and ("llm", "i <= n") in accepted
+    assert ("completion", "s == 3*i") in accepted
+    assert not any("assignment" in r for r in rejected)
+
+
+def test_untrained_model_under_the_grammar_writes_only_what_parses(tiny_model, program, tmp_path):
+    lm = untrained_model(tiny_model, tmp_path)
+    grammar = answer_grammar(program)
+    request = SampleRequest(n=8, temperature=1.0, max_new_tokens=60, seed=1, grammar=grammar)
+    answers = lm.sample(build_messages(program, SOURCE), request)
+    assert len(answers) == 8
+    assert all(grammar.advance(grammar.start(), a) is not None for a in answers), answers
+    whole = [a for a in answers if grammar.accepts(a)]
+    assert whole, answers
+    candidates = [c for a in whole for c in answer_candidates(a, program, 0)]
+    assert candidates and all(c.rejected in (None, "trivially true") for c in candidates)
+    free = lm.sample(build_messages(program, SOURCE), SampleRequest(n=8, temperature=1.0, max_new_tokens=60))
+    assert not any(grammar.accepts(a) for a in free)
 
 
 def test_endpoint_backend_against_the_served_tiny_model(tiny_model, program):

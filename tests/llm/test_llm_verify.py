@@ -40,7 +40,8 @@ def test_verify_with_the_tiny_local_model(capsys, task, tiny_model):
     assert "consecution" in cands[("llm", "s == 9*i")]["reason"]
     assert cands[("completion", "s == 3*i")]["status"] == "proven"
     assert cands[("llm", "i <= n")]["status"] == "proven"
-    assert any("assignment" in c["reason"] for c in out["candidates"] if c["status"] == "rejected")
+    # decoded under the answer grammar (the default): the taught assignment `n = 3` cannot be written
+    assert not any("assignment" in c["reason"] for c in out["candidates"] if c["status"] == "rejected")
 
 
 MALICIOUS = [

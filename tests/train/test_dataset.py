@@ -7,8 +7,7 @@ from pathlib import Path
 from quokka.invariants.llm.prompt import build_messages, format_answer
 from quokka.invariants.train.families import family_of, split_families
 from quokka.invariants.train.recheck import Checked, check_target, recheck_all
-from quokka.invariants.train.sources import Target, read_source
-from quokka.invariants.train.synthetic import generate, write_all
+from quokka.invariants.train.sources import Target, read_source, targets_of_row
 from quokka.verifier.frontend import lower
 
 ACSL = """extern int __VERIFIER_nondet_int(void);
@@ -39,14 +38,6 @@ def test_split_is_by_family_and_deterministic() -> None:
     train, val = split_families(fams, 0.3)
     assert len(val) == 3 and not set(train) & set(val) and set(train) | set(val) == set(fams)
     assert split_families(list(reversed(fams)), 0.3) == (train, val)
-
-
-def test_synthetic_programs_are_inductive(tmp_path: Path) -> None:
-    programs = generate(6, seed=3)
-    assert len({p.template for p in programs}) == 6
-    for p, path in zip(programs, write_all(programs, tmp_path), strict=True):
-        checked = check_target(Target(path, p.loop_line, p.invariant, "synthetic"))
-        assert checked.proven, (p.name, checked.reason)
 
 
 def test_recheck_drops_non_inductive_and_caches(tmp_path: Path) -> None:
@@ -112,3 +103,41 @@ def test_dataset_uses_the_shared_prompt(dataset_dir: Path) -> None:
         "content": format_answer([(ex["meta"]["after_line"], ex["meta"]["invariant"])]),
     }
     assert sum(e["meta"]["origin"] == "synthetic" for e in train) == 4
+
+
+def test_targets_longer_than_an_accepted_answer_are_dropped(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(ACSL)
+    long = " && ".join(["i <= n"] * 100)  # inductive, but no answer of that length is parsed
+    checked = check_target(Target(c, 8, long, "t"))
+    assert not checked.proven and "longer than the answer parser accepts" in checked.reason
+    assert check_target(Target(c, 8, " && ".join(["i <= n"] * 10), "t")).proven
+
+
+TWO_COUNTERS = """extern int __VERIFIER_nondet_int(void);
+void reach_error(void) {}
+int main() {
+    int n = __VERIFIER_nondet_int();
+    if (!(n >= 0 && n <= 100)) return 0;
+    int i = 0, s = 0;
+    while (i < n) {
+        i = i + 1;
+        s = s + 2;
+    }
+    if (s != 2 * n) reach_error();
+    return 0;
+}
+"""
+
+
+def test_a_certificate_is_one_target_per_loop_proven_as_a_whole(tmp_path: Path) -> None:
+    """`s == 2*i` and `i <= n` are each inductive, `s == 2*i || i < 0` only with `i >= 0`."""
+    c = tmp_path / "p.c"
+    c.write_text(TWO_COUNTERS)
+    parts = ["i >= 0", "s == 2*i || i < 0", "i <= n"]
+    cert = [{"line": 7, "expr": e} for e in parts]
+    target, *alone = targets_of_row(str(c), json.dumps(cert), "r.sqlite")
+    assert target.invariant == "i >= 0 && (s == 2*i || i < 0) && i <= n"
+    assert check_target(target).proven
+    assert [t.invariant for t in alone] == parts
+    assert [check_target(t).proven for t in alone] == [True, False, True]
