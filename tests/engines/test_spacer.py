@@ -44,3 +44,30 @@ def test_spacer_finds_bugs_deep_in_a_loop() -> None:
 def test_exhausted_budget_is_unknown() -> None:
     result = spacer.solve(BY_NAME["cohencu"].program, Budget(0.0))
     assert result.status is Status.UNKNOWN
+
+
+def test_quantifier_elimination_is_bounded_by_the_budget(monkeypatch):
+    """`qe` may not return on nonlinear formulas: under a budget it is run with `TryFor`, and a
+    formula it cannot finish is Unsupported (Spacer's answer is then UNKNOWN, never a hang)."""
+    import z3
+    from quokka.verifier.engines import spacer
+    from quokka.verifier.engines.base import Budget
+    from quokka.verifier.z3_to_ir import Unsupported
+
+    x, y = z3.Ints("x y")
+    formula = z3.Exists([y], z3.And(x == 2 * y, y >= 0))
+    assert not any(z3.is_quantifier(t) for t in spacer._subterms(spacer.eliminate_quantifiers(formula)))
+    limits = []
+
+    def canceled(tactic, ms):
+        limits.append(ms)
+
+        def run(goal):
+            raise z3.Z3Exception("canceled")
+
+        return run
+
+    monkeypatch.setattr(spacer.z3, "TryFor", canceled)
+    with pytest.raises(Unsupported, match="did not finish"):
+        spacer.eliminate_quantifiers(formula, Budget.of(2.0))
+    assert limits and 1 <= limits[0] <= 2000

@@ -163,7 +163,9 @@ def _levels(fp: z3.Fixedpoint, system: chc.ChcSystem) -> dict[str, int]:
 # ----------------------------------------------------------------------------- SAFE
 
 
-def invariants_of(system: chc.ChcSystem, fp: z3.Fixedpoint) -> dict[str, z3.BoolRef]:
+def invariants_of(
+    system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Budget | None = None
+) -> dict[str, z3.BoolRef]:
     """Each loop's invariant from Spacer's model, over the pre-state constants (quantifier-free).
 
     The model is read from `get_answer()`, which also covers predicates that Spacer's
@@ -176,7 +178,7 @@ def invariants_of(system: chc.ChcSystem, fp: z3.Fixedpoint) -> dict[str, z3.Bool
             formula = answer[loop]
         else:
             formula = z3.substitute_vars(fp.get_cover_delta(-1, pred), *system.pre_args(loop))
-        out[loop] = eliminate_quantifiers(formula)
+        out[loop] = eliminate_quantifiers(formula, budget)
     return out
 
 
@@ -210,11 +212,20 @@ def _definition(body: z3.ExprRef, preds: Mapping[str, str]) -> tuple[z3.ExprRef,
     return None
 
 
-def eliminate_quantifiers(formula: z3.BoolRef) -> z3.BoolRef:
-    """`formula` without quantifiers where Z3's `qe` manages (Spacer's models may project with `exists`)."""
+def eliminate_quantifiers(formula: z3.BoolRef, budget: Budget | None = None) -> z3.BoolRef:
+    """`formula` without quantifiers where Z3's `qe` manages (Spacer's models may project with `exists`).
+
+    `qe` on nonlinear formulas can run for ever: with `budget` it is cut off, and the formula is
+    `Unsupported` (as when quantifiers remain)."""
     if not any(z3.is_quantifier(t) for t in _subterms(formula)):
         return formula
-    goals = z3.Then(z3.Tactic("qe"), z3.Tactic("simplify"))(formula)
+    tactic = z3.Then(z3.Tactic("qe"), z3.Tactic("simplify"))
+    if budget is not None:
+        tactic = z3.TryFor(tactic, budget.z3_timeout_ms())
+    try:
+        goals = tactic(formula)
+    except z3.Z3Exception as exc:
+        raise Unsupported(f"quantifier elimination did not finish: {exc}") from exc
     return z3.Or([g.as_expr() for g in goals]) if len(goals) != 1 else goals[0].as_expr()
 
 
@@ -242,7 +253,7 @@ def invariants_to_ir(program: Program, formulas: Mapping[str, z3.BoolRef]) -> di
 def _safe(program: Program, system: chc.ChcSystem, fp: z3.Fixedpoint, budget: Budget,
           watch: Stopwatch, stats: dict[str, object], check: bool) -> EngineResult:
     try:
-        invariants = invariants_to_ir(program, invariants_of(system, fp))
+        invariants = invariants_to_ir(program, invariants_of(system, fp, budget))
     except Unsupported as exc:
         stats["unexpressible"] = True
         why = f"spacer proved safety, but its invariant is not expressible: {exc}"
