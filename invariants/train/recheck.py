@@ -12,17 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import z3
+from quokka.verifier import smt
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
-from quokka.verifier.ir import LoopInfo, Program
+from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program, Var
 
 from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of
 
 INDUCTIVE_KINDS = ("initiation", "consecution")
 CACHE_NAME = "recheck-cache.json"
+STATE_LIST_MIN = 4
+RECHECK_VERSION = b"2"  # part of the cache key: bump when what counts as proven changes
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
         if info is None:
             return Checked(target, False, target.after_line, f"no loop at line {target.after_line}")
         expr = parse_invariant(target.invariant, program, info.id)
+        useless = uninformative(program, expr)
+        if useless:
+            return Checked(target, False, info.insert_after_line, useless)
         obligations = check(program, {info.id: expr}, Budget.of(timeout_s))
     except (QuokkaError, OSError, RecursionError, z3.Z3Exception) as exc:
         return Checked(target, False, target.after_line, f"{type(exc).__name__}: {exc}")
@@ -64,9 +70,45 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
     return Checked(target, not bad, info.insert_after_line, reason)
 
 
+def uninformative(program: Program, expr: Expr) -> str | None:
+    """Why `expr` teaches a model nothing although it may be inductive: it holds for every value
+    of its variables, or it lists states one by one (Quokka's own certificates of small programs)."""
+    if _state_list(expr):
+        return "a list of states, not an invariant to learn"
+    env = {v.name: smt.const(v.name, v.type) for v in program.variables}
+    solver = z3.Solver()
+    solver.set(timeout=1000)
+    for v in program.variables:
+        if isinstance(v.type, IntType):
+            solver.add(smt.in_range(env[v.name], v.type))  # type: ignore[arg-type]
+    solver.add(z3.Not(smt.Translator(env).formula(expr)))
+    return "true for every value (a tautology)" if solver.check() == z3.unsat else None
+
+
+def _state_list(expr: Expr) -> bool:
+    """`expr` is a disjunction of more than `STATE_LIST_MIN` conjunctions of `variable == constant`."""
+    disjuncts, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Binary) and e.op == "||":
+            stack += [e.left, e.right]
+        else:
+            disjuncts.append(e)
+    return len(disjuncts) > STATE_LIST_MIN and all(_is_point(d) for d in disjuncts)
+
+
+def _is_point(e: Expr) -> bool:
+    if isinstance(e, Binary) and e.op == "&&":
+        return _is_point(e.left) and _is_point(e.right)
+    return (
+        isinstance(e, Binary) and e.op == "==" and isinstance(e.left, Var) and isinstance(e.right, Const)
+    )
+
+
 def cache_key(target: Target) -> str:
     h = hashlib.sha256()
     for part in (
+        RECHECK_VERSION,
         target.file.read_bytes(),
         str(target.after_line).encode(),
         target.line_kind.encode(),

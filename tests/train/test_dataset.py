@@ -141,3 +141,17 @@ def test_a_certificate_is_one_target_per_loop_proven_as_a_whole(tmp_path: Path) 
     assert check_target(target).proven
     assert [t.invariant for t in alone] == parts
     assert [check_target(t).proven for t in alone] == [True, False, True]
+
+
+def test_uninformative_targets_are_dropped(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(ACSL)
+    states = " || ".join(f"i == {k} && n == 5" for k in range(6))
+    for invariant, why in [
+        ("1", "tautology"),
+        ("i != 0 || i == 0", "tautology"),
+        (states, "list of states"),
+    ]:
+        checked = check_target(Target(c, 8, invariant, "t"))
+        assert not checked.proven and why in checked.reason, invariant
+    assert check_target(Target(c, 8, "i <= n || i == 0", "t")).proven
