@@ -108,16 +108,21 @@ def scan_answer(answer: str) -> Scan:
     return Scan(tuple(segments))
 
 
-def conjuncts(e: Expr) -> list[Expr]:
-    """The top-level `&&` operands of `e`, left to right."""
+def operands(e: Expr, op: str) -> list[Expr]:
+    """The top-level `op` operands of `e` (`op` is `&&` or `||`), left to right."""
     out, stack = [], [e]
     while stack:
         node = stack.pop()
-        if isinstance(node, Binary) and node.op == "&&":
+        if isinstance(node, Binary) and node.op == op:
             stack += [node.right, node.left]
         else:
             out.append(node)
     return out
+
+
+def conjuncts(e: Expr) -> list[Expr]:
+    """The top-level `&&` operands of `e`, left to right."""
+    return operands(e, "&&")
 
 
 def _loop_after(program: Program, line: int) -> LoopInfo | None:

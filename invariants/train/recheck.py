@@ -19,7 +19,7 @@ from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
 from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program, Var
 
-from ..llm.answers import MAX_EXPR_CHARS
+from ..llm.answers import MAX_EXPR_CHARS, operands
 from .sources import Target, data_model_of
 
 INDUCTIVE_KINDS = ("initiation", "consecution")
@@ -87,13 +87,7 @@ def uninformative(program: Program, expr: Expr) -> str | None:
 
 def _state_list(expr: Expr) -> bool:
     """`expr` is a disjunction of more than `STATE_LIST_MIN` conjunctions of `variable == constant`."""
-    disjuncts, stack = [], [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, Binary) and e.op == "||":
-            stack += [e.left, e.right]
-        else:
-            disjuncts.append(e)
+    disjuncts = operands(expr, "||")
     return len(disjuncts) > STATE_LIST_MIN and all(_is_point(d) for d in disjuncts)
 
 
