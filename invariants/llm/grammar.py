@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 HEAD = "After line "
@@ -88,15 +89,29 @@ class AnswerGrammar:
             return GrammarState(lines=s.lines)
         return None
 
+    @cached_property
+    def _scope(self) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+        """line -> (its names, every non-empty prefix of them): the per-character checks look up."""
+        out = {}
+        for line, names in self.scopes:
+            out[line] = (names, frozenset(n[:k] for n in names for k in range(1, len(n) + 1)))
+        return out
+
+    @cached_property
+    def _line_prefixes(self) -> frozenset[str]:
+        return frozenset(str(ln)[:k] for ln, _ in self.scopes for k in range(1, len(str(ln)) + 1))
+
     def _names(self, line: int) -> frozenset[str]:
-        return next((names for ln, names in self.scopes if ln == line), frozenset())
+        return self._scope[line][0] if line in self._scope else frozenset()
+
+    def _is_prefix(self, line: int, word: str) -> bool:
+        return line in self._scope and word in self._scope[line][1]
 
     def _number(self, s: GrammarState, ch: str) -> GrammarState | None:
         if ch.isdigit() and ch.isascii():
             word = s.word + ch
-            ok = any(str(ln).startswith(word) for ln, _ in self.scopes)
-            return s._replace(word=word) if ok else None
-        if ch == MID[0] and any(str(ln) == s.word for ln, _ in self.scopes):
+            return s._replace(word=word) if word in self._line_prefixes else None
+        if ch == MID[0] and s.word.isdigit() and int(s.word) in self._scope:
             return s._replace(phase=_MID, pos=1, line=int(s.word), word="")
         return None
 
@@ -127,8 +142,7 @@ class AnswerGrammar:
     def _start_word(self, s: GrammarState, ch: str) -> GrammarState | None:
         if ch.isdigit():
             return s._replace(word=ch)
-        names = self._names(s.line)
-        return s._replace(word=ch) if any(n.startswith(ch) for n in names) else None
+        return s._replace(word=ch) if self._is_prefix(s.line, ch) else None
 
     def _in_word(self, s: GrammarState, ch: str) -> GrammarState | None:
         word = s.word + ch
@@ -136,7 +150,7 @@ class AnswerGrammar:
             if ch.isdigit() and ch.isascii():  # no leading zero: `010` is octal in C
                 return s._replace(word=word) if len(word) <= MAX_DIGITS and s.word != "0" else None
         elif _word_char(ch):
-            return s._replace(word=word) if any(n.startswith(word) for n in self._names(s.line)) else None
+            return s._replace(word=word) if self._is_prefix(s.line, word) else None
         if not word[0].isdigit() and s.word not in self._names(s.line):
             return None
         if _word_char(ch):
