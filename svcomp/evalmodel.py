@@ -30,7 +30,7 @@ from quokka.invariants.evaluate import compile_expr
 from quokka.invariants.llm import LLMConfig, make_backend
 from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import Backend, SampleRequest
-from quokka.invariants.llm.prompt import PromptConfig, messages_for_context
+from quokka.invariants.llm.prompt import messages_for_context
 from quokka.invariants.protocol import Candidate, ProposalContext, State, loop_contexts
 from quokka.invariants.verify import verify_program
 from quokka.verifier.engines import houdini, inductive, spacer, twoquery
@@ -120,7 +120,7 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
         config.samples, config.temperature, llm.max_new_tokens, config.seed, grammar=llm.grammar(program)
     )
     try:
-        answers = backend.sample(messages_for_context(context, PromptConfig()), request)
+        answers = backend.sample(messages_for_context(context, llm.prompt), request)
     except QuokkaError as exc:
         return TaskEval(task.name, task.family, error=f"sampling: {exc}")
     sampled = time.monotonic()
