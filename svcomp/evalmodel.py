@@ -6,8 +6,11 @@ candidates are parsed (rejections counted); each is checked by the assert query 
 check (Spacer proves it holds at its loop head: a true invariant), by the inductive check alone,
 and by the two-query check (for a true invariant, its assume query: Spacer does the rest); and
 the sample *proves* the task when its candidates with their template completions
-(`invariants.completion`) prove it by Houdini. A candidate false on a recorded loop-head state (a
-reachable one) is none of these and goes to no solver. pass@k, for those proofs, is the unbiased
+(`invariants.completion`) prove it by Houdini. The task is also checked the way `quokka verify
+--model` uses the N samples: all their candidates and completions pooled into one Houdini run
+(`pooled`). A candidate false on a recorded loop-head state (a reachable one) is none of these
+and goes to no solver (nor into a Houdini pool). Samples are shared out over the loops as the
+LLM proposer does (`llm_per_loop`). pass@k, for those proofs, is the unbiased
 estimator over the N samples (Chen et al., 2021, "Evaluating Large Language Models Trained on
 Code").
 
@@ -78,6 +81,7 @@ class TaskEval:
     model_free_s: float | None = None
     with_model_s: float | None = None
     with_model_verdict: str = ""
+    pooled: bool = False  # all samples' candidates, with their completions, prove it by Houdini
 
     @property
     def proving(self) -> int:
@@ -120,16 +124,21 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
         config.samples, config.temperature, llm.max_new_tokens, config.seed, grammar=llm.grammar(program)
     )
     try:
-        answers = backend.sample(messages_for_context(context, llm.prompt), request)
+        answers = llm.sample(backend, messages_for_context(context, llm.prompt), request)
     except QuokkaError as exc:
         return TaskEval(task.name, task.family, error=f"sampling: {exc}")
     sampled = time.monotonic()
     states = collect_states(program, config.seed)
     judge = _Judge(program, states, config)
-    samples = tuple(judge.sample(answer_candidates(a, program, k)) for k, a in enumerate(answers))
+    parsed = [answer_candidates(a, program, k) for k, a in enumerate(answers)]
+    samples = tuple(judge.sample(candidates) for candidates in parsed)
+    pooled = judge.proves([c for candidates in parsed for c in candidates])
     checked = time.monotonic()
-    speed = _speedup(program, task, model, config) if config.speedup else (None, None, "")
-    return TaskEval(task.name, task.family, samples, "", sampled - started, checked - sampled, *speed)
+    free_s, with_s, verdict = _speedup(program, task, model, config) if config.speedup else (None, None, "")
+    return TaskEval(
+        task.name, task.family, samples, "", sampled - started, checked - sampled,
+        free_s, with_s, verdict, pooled,
+    )
 
 
 class _Judge:
@@ -149,13 +158,20 @@ class _Judge:
             self._cached("holds", c, self._holds) and self._cached("assume", c, self._assume_safe)
             for c in live
         )
+        proves = self.proves(candidates)
+        return SampleEval(len(valid), len(candidates) - len(valid), true, alone, two_query, proves)
+
+    def proves(self, candidates: Sequence[Candidate]) -> bool:
+        """The candidates not refuted, with the completions of all, prove the task by Houdini."""
+        valid = [c for c in candidates if not c.rejected]
         pool: dict[str, list[Any]] = {}
-        for c in [*live, *complete(valid, self.states, self.program)]:
-            pool.setdefault(c.loop_id, []).append(c.expr)
+        for c in [*valid, *complete(valid, self.states, self.program)]:
+            if not self._cached("refuted", c, self._refuted):
+                pool.setdefault(c.loop_id, []).append(c.expr)
         key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)
         if key not in self.pools:
             self.pools[key] = bool(pool) and self._houdini(pool)
-        return SampleEval(len(valid), len(candidates) - len(valid), true, alone, two_query, self.pools[key])
+        return self.pools[key]
 
     def _cached(self, kind: str, c: Candidate, check: Callable[[Candidate], bool]) -> bool:
         key = (kind, c.loop_id, c.expr)
@@ -217,6 +233,7 @@ class Summary:
     proved_inductive_alone: int  # tasks where some candidate alone is an inductive proof
     proved_two_query: int  # tasks where some candidate passes the two-query check
     proved_houdini: int  # tasks some sample proves with completion and Houdini
+    proved_pooled: int  # tasks all samples together prove with completion and Houdini (as verify does)
     pass_at_1: float
     pass_at_n: float
     faster: int | None
@@ -239,6 +256,7 @@ def summarize(evals: Sequence[TaskEval], speedup: bool) -> Summary:
         proved_inductive_alone=sum(any(s.inductive_alone for s in e.samples) for e in ok),
         proved_two_query=sum(any(s.two_query for s in e.samples) for e in ok),
         proved_houdini=sum(e.proving > 0 for e in ok),
+        proved_pooled=sum(e.pooled for e in ok),
         pass_at_1=sum(e.pass_at(1) for e in ok) / len(evals) if evals else 0.0,
         pass_at_n=sum(e.pass_at(n) for e in ok) / len(evals) if evals and n else 0.0,
         faster=sum(e.faster for e in ok) if speedup else None,

@@ -8,7 +8,9 @@ Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`)
 ("quokka" or "quokka-cot"), `llm_few_shot` (int), `llm_max_new_tokens`, `llm_timeout_s`,
 `llm_api_key`, `llm_model_name`, `llm_dtype` ("auto", "bf16", "fp32"), `llm_device`,
 `llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool), `llm_constrained`
-(bool, default true: a local model decodes only answers of the answer grammar, `llm.grammar`).
+(bool, default true: a local model decodes only answers of the answer grammar, `llm.grammar`),
+`llm_per_loop` (bool, default true: with constrained decoding, the samples are shared out over
+the loops, each share pinned to its loop's line; `backend.sample_per_loop`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
 
 from ..protocol import Candidate, ProposalContext, Proposer, State
-from .backend import Backend, EndpointError, ModelError, SampleRequest
+from .backend import Backend, EndpointError, Message, ModelError, SampleRequest, sample_per_loop
 from .grammar import AnswerGrammar
 from .prompt import PromptConfig, answer_grammar, build_messages, messages_for_context
 
@@ -67,6 +69,7 @@ class LLMConfig:
     device: str = "auto"
     threads: int = 0
     constrained: bool = True
+    per_loop: bool = True
 
     @staticmethod
     def from_options(options: Options) -> LLMConfig:
@@ -84,10 +87,17 @@ class LLMConfig:
             device=_extra(x, "llm_device", str, "auto"),
             threads=_extra(x, "llm_threads", int, 0),
             constrained=_extra(x, "llm_constrained", bool, True),
+            per_loop=_extra(x, "llm_per_loop", bool, True),
         )
 
     def grammar(self, program: Program) -> AnswerGrammar | None:
         return answer_grammar(program, self.prompt) if self.constrained else None
+
+    def sample(self, backend: Backend, messages: Sequence[Message], request: SampleRequest) -> list[str]:
+        """The request's answers, shared out over the loops when `per_loop` is set."""
+        if self.per_loop:
+            return sample_per_loop(backend, messages, request)
+        return backend.sample(messages, request)
 
 
 def _ctis_key(ctis: Mapping[str, Sequence[State]]) -> tuple[tuple[str, int], ...]:
@@ -134,8 +144,8 @@ class LLMProposer:
         self._asked.add(key)
         if context.source is None:
             return [Candidate("", num(1), "", self.name, rejected="the prompt needs the program's C source")]
-        answers = self.backend.sample(
-            messages_for_context(context, self.config.prompt), self.request(context)
+        answers = self.config.sample(
+            self.backend, messages_for_context(context, self.config.prompt), self.request(context)
         )
         return deduplicate(parse_answers(answers, context.program), context.program, dedup)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from quokka.verifier.errors import QuokkaError
@@ -39,3 +40,30 @@ class Backend(Protocol):
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
         """Up to `request.n` answers (fewer when time runs out)."""
         ...
+
+
+def shares(n: int, parts: int) -> list[int]:
+    """`n` split into `parts` near-equal whole shares, larger ones first."""
+    return [n // parts + (i < n % parts) for i in range(parts)]
+
+
+def sample_per_loop(backend: Backend, messages: Sequence[Message], request: SampleRequest) -> list[str]:
+    """`backend.sample`, with the N samples shared out over the grammar's insertion lines.
+
+    Each share decodes under the grammar pinned to its line (`AnswerGrammar.pinned`), so every
+    loop of a multi-loop program gets guesses: a small model left to pick the line answers for
+    one loop almost always. Backends that do not constrain decoding (`constrains` false) get the
+    request as it is. The shares run one after another within the request's timeout.
+    """
+    grammar = request.grammar
+    if grammar is None or len(grammar.lines) < 2 or not getattr(backend, "constrains", False):
+        return backend.sample(messages, request)
+    deadline = time.monotonic() + request.timeout_s
+    answers: list[str] = []
+    for i, (line, n) in enumerate(zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True)):
+        left = deadline - time.monotonic()
+        if n == 0 or left <= 0:
+            continue
+        share = replace(request, n=n, seed=request.seed + i, timeout_s=left, grammar=grammar.pinned(line))
+        answers.extend(backend.sample(messages, share))
+    return answers

@@ -77,6 +77,8 @@ def _choices(answer: Any, url: str) -> list[str]:
 class EndpointBackend:
     """A `Backend` that asks an OpenAI-compatible chat-completions endpoint."""
 
+    constrains = False  # `SampleRequest.grammar` is not sent
+
     def __init__(self, url: str | None = None, api_key: str | None = None, model: str | None = None) -> None:
         url = url or os.environ.get(ENV_ENDPOINT)
         if not url:

@@ -52,6 +52,18 @@ class AnswerGrammar:
         items = tuple(sorted((line, frozenset(names)) for line, names in scopes.items()))
         return AnswerGrammar(items, max_lines if max_lines is not None else max(2, 2 * len(items)))
 
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """The insertion lines an answer may name."""
+        return tuple(line for line, _ in self.scopes)
+
+    def pinned(self, line: int) -> AnswerGrammar:
+        """This grammar with `line` the only insertion line an answer may name."""
+        scopes = tuple(item for item in self.scopes if item[0] == line)
+        if not scopes:
+            raise ValueError(f"line {line} is not an insertion line of this grammar")
+        return AnswerGrammar(scopes, 2, self.max_cond_chars, self.max_depth)
+
     def start(self) -> GrammarState:
         return GrammarState()
 

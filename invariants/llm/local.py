@@ -310,6 +310,8 @@ class LocalBackend:
     `threads` sets torch's CPU threads first (0: half the cores; None: leave torch's setting).
     """
 
+    constrains = True  # honours `SampleRequest.grammar`
+
     def __init__(
         self, directory: str | Path, dtype: str = "auto", device: str = "auto", threads: int | None = None
     ) -> None:
