@@ -2,6 +2,7 @@
 Houdini check of eval-model, which proves what no single one-loop sample can."""
 
 import pytest
+from llm_programs import SOURCE
 from quokka.invariants.completion import collect_states
 from quokka.invariants.llm import LLMConfig
 from quokka.invariants.llm.answers import answer_candidates
@@ -12,12 +13,7 @@ from quokka.svcomp import evalmodel
 from quokka.svcomp.evalmodel import EvalConfig
 from quokka.verifier.frontend import lower_source
 
-TWO_LOOPS = """extern int __VERIFIER_nondet_int(void);
-extern void abort(void);
-void reach_error(void) {}
-void assume_abort_if_not(int cond) { if (!cond) abort(); }
-void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); } }
-int main() {
+TWO_LOOPS = SOURCE[: SOURCE.index("int main")] + """int main() {
   int n = __VERIFIER_nondet_int();
   assume_abort_if_not(n >= 0 && n <= 100);
   int i = 0;
