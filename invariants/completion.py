@@ -105,11 +105,15 @@ def _proportional(a: Poly, b: Poly) -> bool:
     return all(a[m] == ratio * b[m] for m in a)
 
 
-def fit_equalities(diff: Poly, states: Sequence[State]) -> list[Poly]:
-    """Polynomials over the monomials of `diff` (and 1) that vanish on every state, unlike `diff`."""
+def fit_equalities(diff: Poly, states: Sequence[State], exhaustive: bool = False) -> list[Poly]:
+    """Polynomials over the monomials of `diff` (and 1) that vanish on every state, unlike `diff`.
+
+    A fit needs `SPARE_ROWS` more distinct states than unknowns, so that it is not an accident of
+    too few states, unless the states are `exhaustive` (every input of a small input box was run:
+    a relation of all of them is what the loop keeps)."""
     support = [(), *sorted((m for m in diff if m), key=lambda m: (len(m), m))]
     rows = _rows(support, states)
-    if len(rows) < len(support) + SPARE_ROWS:
+    if not rows or (not exhaustive and len(rows) < len(support) + SPARE_ROWS):
         return []
     out = []
     for rel in nullspace(rows, len(support))[:MAX_RELATIONS]:
@@ -203,7 +207,9 @@ def _lead(left: Expr) -> Monomial | None:
     return next((m for m in poly if m), None) if poly else None
 
 
-def fitted_texts(conjunct: Expr, states: Sequence[State], names: Mapping[str, str]) -> list[str]:
+def fitted_texts(
+    conjunct: Expr, states: Sequence[State], names: Mapping[str, str], exhaustive: bool = False
+) -> list[str]:
     """C texts of the refitted versions of one conjunct (none when it is not polynomial)."""
     if not isinstance(conjunct, Binary) or conjunct.op not in ("==", "<", "<=", ">", ">="):
         return []
@@ -214,19 +220,22 @@ def fitted_texts(conjunct: Expr, states: Sequence[State], names: Mapping[str, st
     if any(v not in names for m in diff for v, _ in m):
         return []
     if conjunct.op == "==":
-        return [render_equality(p, _lead(conjunct.left), names) for p in fit_equalities(diff, states)]
+        fits = fit_equalities(diff, states, exhaustive)
+        return [render_equality(p, _lead(conjunct.left), names) for p in fits]
     bound = fit_bound(diff, conjunct.op, states)
     return [] if bound is None else [render_bound(*bound, names)]
 
 
-def complete_candidate(c: Candidate, states: Sequence[State], program: Program) -> list[Candidate]:
+def complete_candidate(
+    c: Candidate, states: Sequence[State], program: Program, exhaustive: bool = False
+) -> list[Candidate]:
     """The fitted versions of an accepted candidate, as `completion` candidates."""
     from quokka.verifier.frontend import parse_invariant
 
     names = c_names(program, c.loop_id)
     out = []
     for part in conjuncts(c.expr):
-        for text in fitted_texts(part, states, names):
+        for text in fitted_texts(part, states, names, exhaustive):
             try:
                 expr = parse_invariant(text, program, c.loop_id)
             except QuokkaError:
@@ -236,13 +245,16 @@ def complete_candidate(c: Candidate, states: Sequence[State], program: Program) 
 
 
 def complete(
-    candidates: Sequence[Candidate], states: Mapping[str, Sequence[State]], program: Program
+    candidates: Sequence[Candidate],
+    states: Mapping[str, Sequence[State]],
+    program: Program,
+    exhaustive: bool = False,
 ) -> list[Candidate]:
     """Fitted versions of every accepted candidate whose loop has recorded states."""
     out = []
     for c in candidates:
         if not c.rejected and states.get(c.loop_id):
-            out.extend(complete_candidate(c, states[c.loop_id], program))
+            out.extend(complete_candidate(c, states[c.loop_id], program, exhaustive))
     return out
 
 
@@ -254,10 +266,18 @@ SAMPLING = SamplingConfig(
 )
 
 
-def collect_states(program: Program, seed: int = 0, budget_s: float = 1.0) -> dict[str, list[State]]:
-    """Loop-head states of `program` from random runs (`sampling.collect`; every state is reachable)."""
+def observe_states(
+    program: Program, seed: int = 0, budget_s: float = 1.0
+) -> tuple[dict[str, list[State]], bool]:
+    """Loop-head states of `program` from random runs (`sampling.collect`; every state is
+    reachable), and whether they are exhaustive (every input of a small input box was run)."""
     samples = collect(program, seed, time.monotonic() + budget_s, None, SAMPLING)
-    return {info.id: list(samples.states.get(info.id, ())) for info in program.loops}
+    return {info.id: list(samples.states.get(info.id, ())) for info in program.loops}, samples.exhaustive
+
+
+def collect_states(program: Program, seed: int = 0, budget_s: float = 1.0) -> dict[str, list[State]]:
+    """The states of `observe_states`."""
+    return observe_states(program, seed, budget_s)[0]
 
 
 class CompletionProposer:
@@ -266,18 +286,19 @@ class CompletionProposer:
     def __init__(self, inner: Proposer) -> None:
         self.inner = inner
         self.name = inner.name
-        self._states: tuple[Program, dict[str, list[State]]] | None = None
+        self._states: tuple[Program, tuple[dict[str, list[State]], bool]] | None = None
 
-    def states(self, program: Program, seed: int, budget_s: float) -> dict[str, list[State]]:
+    def states(self, program: Program, seed: int, budget_s: float) -> tuple[dict[str, list[State]], bool]:
         if self._states is None or self._states[0] is not program:
-            self._states = (program, collect_states(program, seed, budget_s))
+            self._states = (program, observe_states(program, seed, budget_s))
         return self._states[1]
 
     def propose(self, context: ProposalContext) -> list[Candidate]:
         found = self.inner.propose(context)
         if not any(not c.rejected for c in found):
             return found
-        states = self.states(context.program, context.seed, min(1.0, context.budget_s / 10))
+        states, exhaustive = self.states(context.program, context.seed, min(1.0, context.budget_s / 10))
         known = {(c.loop_id, c.expr) for c in found}
-        fitted = [c for c in complete(found, states, context.program) if (c.loop_id, c.expr) not in known]
+        fitted = complete(found, states, context.program, exhaustive)
+        fitted = [c for c in fitted if (c.loop_id, c.expr) not in known]
         return found + list({(c.loop_id, c.expr): c for c in fitted}.values())

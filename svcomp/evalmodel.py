@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from math import comb
 from typing import Any
 
-from quokka.invariants.completion import collect_states, complete
+from quokka.invariants.completion import complete, observe_states
 from quokka.invariants.evaluate import compile_expr
 from quokka.invariants.llm import LLMConfig, make_backend
 from quokka.invariants.llm.answers import answer_candidates
@@ -128,8 +128,8 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     except QuokkaError as exc:
         return TaskEval(task.name, task.family, error=f"sampling: {exc}")
     sampled = time.monotonic()
-    states = collect_states(program, config.seed)
-    judge = _Judge(program, states, config)
+    states, exhaustive = observe_states(program, config.seed)
+    judge = _Judge(program, states, config, exhaustive)
     parsed = [answer_candidates(a, program, k) for k, a in enumerate(answers)]
     samples = tuple(judge.sample(candidates) for candidates in parsed)
     pooled = judge.proves([c for candidates in parsed for c in candidates])
@@ -144,8 +144,10 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
 class _Judge:
     """Checks the candidates of one task; samples often repeat each other, so answers are cached."""
 
-    def __init__(self, program: Program, states: dict[str, list[State]], config: EvalConfig) -> None:
-        self.program, self.states, self.seconds = program, states, config.check_s
+    def __init__(
+        self, program: Program, states: dict[str, list[State]], config: EvalConfig, exhaustive: bool = False
+    ) -> None:
+        self.program, self.states, self.seconds, self.exhaustive = program, states, config.check_s, exhaustive
         self.cache: dict[tuple[str, str, Any], bool] = {}
         self.pools: dict[frozenset[tuple[str, Any]], bool] = {}
 
@@ -165,7 +167,7 @@ class _Judge:
         """The candidates not refuted, with the completions of all, prove the task by Houdini."""
         valid = [c for c in candidates if not c.rejected]
         pool: dict[str, list[Any]] = {}
-        for c in [*valid, *complete(valid, self.states, self.program)]:
+        for c in [*valid, *complete(valid, self.states, self.program, self.exhaustive)]:
             if not self._cached("refuted", c, self._refuted):
                 pool.setdefault(c.loop_id, []).append(c.expr)
         key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)

@@ -52,6 +52,15 @@ def test_fit_equality_needs_enough_distinct_states():
     assert fit_equalities(diff, [{"s": 0, "i": 0}, {"s": 6, "i": 1}] * 20) == []
 
 
+def test_exhaustive_states_need_no_spare_ones():
+    states = [{"a": 1, "q": 0}, {"a": 0, "q": 0}]  # every state of a small input box
+    diff = poly([({"a": 1}, 1), ({"q": 1}, 1)])  # a + q == 0: false, but q == 0 holds
+    assert fit_equalities(diff, states) == []
+    (fitted,) = fit_equalities(diff, states, exhaustive=True)
+    assert set(fitted) == {(("q", 1),)}
+    assert fit_equalities(diff, [], exhaustive=True) == []
+
+
 def test_fit_equality_returns_nothing_when_the_candidate_already_fits():
     states = [{"s": 6 * i, "i": i} for i in range(10)]
     assert fit_equalities(poly([({"s": 1}, 1), ({"i": 1}, -6)]), states) == []
