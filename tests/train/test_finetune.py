@@ -100,3 +100,20 @@ def test_time_limit_stops_training_and_still_exports(dataset_dir: Path, tmp_path
                                 batch_size=2, save_steps=10_000, progress=False, max_minutes=1e-9))
     assert s.steps == 1  # the limit is checked after every step
     assert (tmp_path / "config.json").is_file() and (tmp_path / "summary.json").is_file()
+
+
+def test_the_budget_schedule_decays_the_rate_to_zero_with_the_clock() -> None:
+    torch = pytest.importorskip("torch")
+    from quokka.invariants.train.finetune import budget_schedule
+
+    now = [100.0]
+    weight = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([weight], lr=0.5)
+    schedule = budget_schedule(optimizer, 60.0, clock=lambda: now[0])
+    rates = []
+    for t in (0.0, 15.0, 30.0, 60.0, 90.0):
+        now[0] = 100.0 + t
+        optimizer.step()
+        schedule.step()
+        rates.append(optimizer.param_groups[0]["lr"])
+    assert rates == [0.5, 0.375, 0.25, 0.0, 0.0]
