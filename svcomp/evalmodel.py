@@ -150,6 +150,7 @@ class _Judge:
         self.program, self.states, self.seconds, self.exhaustive = program, states, config.check_s, exhaustive
         self.cache: dict[tuple[str, str, Any], bool] = {}
         self.pools: dict[frozenset[tuple[str, Any]], bool] = {}
+        self.fitted: dict[tuple[str, Any], list[Candidate]] = {}
 
     def sample(self, candidates: Sequence[Candidate]) -> SampleEval:
         valid = [c for c in candidates if not c.rejected]
@@ -160,20 +161,28 @@ class _Judge:
             self._cached("holds", c, self._holds) and self._cached("assume", c, self._assume_safe)
             for c in live
         )
-        proves = self.proves(candidates)
+        proves = self.proves(valid)
         return SampleEval(len(valid), len(candidates) - len(valid), true, alone, two_query, proves)
 
     def proves(self, candidates: Sequence[Candidate]) -> bool:
         """The candidates not refuted, with the completions of all, prove the task by Houdini."""
         valid = [c for c in candidates if not c.rejected]
         pool: dict[str, list[Any]] = {}
-        for c in [*valid, *complete(valid, self.states, self.program, self.exhaustive)]:
+        fitted = [f for c in valid for f in self._completions(c)]
+        for c in [*valid, *fitted]:
             if not self._cached("refuted", c, self._refuted):
                 pool.setdefault(c.loop_id, []).append(c.expr)
         key = frozenset((loop, e) for loop, exprs in pool.items() for e in exprs)
         if key not in self.pools:
             self.pools[key] = bool(pool) and self._houdini(pool)
         return self.pools[key]
+
+    def _completions(self, c: Candidate) -> list[Candidate]:
+        """`c`'s template completions, fitted once though the pooled check meets `c` again."""
+        key = (c.loop_id, c.expr)
+        if key not in self.fitted:
+            self.fitted[key] = complete([c], self.states, self.program, self.exhaustive)
+        return self.fitted[key]
 
     def _cached(self, kind: str, c: Candidate, check: Callable[[Candidate], bool]) -> bool:
         key = (kind, c.loop_id, c.expr)
