@@ -136,8 +136,8 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     checked = time.monotonic()
     free_s, with_s, verdict = _speedup(program, task, model, config) if config.speedup else (None, None, "")
     return TaskEval(
-        task.name, task.family, samples, "", sampled - started, checked - sampled,
-        free_s, with_s, verdict, pooled,
+        task.name, task.family, samples, sample_s=sampled - started, check_s=checked - sampled,
+        model_free_s=free_s, with_model_s=with_s, with_model_verdict=verdict, pooled=pooled,
     )
 
 
