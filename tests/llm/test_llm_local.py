@@ -131,7 +131,7 @@ def test_constrained_decoding_keeps_the_taught_answer_but_not_the_assignment(tin
 def test_untrained_model_under_the_grammar_writes_only_what_parses(tiny_model, program, tmp_path):
     lm = untrained_model(tiny_model, tmp_path)
     grammar = answer_grammar(program)
-    request = SampleRequest(n=8, temperature=1.0, max_new_tokens=60, seed=1, grammar=grammar)
+    request = SampleRequest(n=8, temperature=1.0, max_new_tokens=400, seed=1, grammar=grammar)
     answers = lm.sample(build_messages(program, SOURCE), request)
     assert len(answers) == 8
     assert all(grammar.advance(grammar.start(), a) is not None for a in answers), answers
