@@ -3,7 +3,9 @@
 Writes `DIR/train.jsonl` and `DIR/val.jsonl` (one `{"messages": [system, user, assistant], "meta": ...}`
 per line; the prompt is exactly `build_messages`, the answer `format_answer`) and `DIR/split.json`
 (families of each split, counts, dropped targets by reason). Split by program family; synthetic
-programs only ever train.
+programs only ever train. Besides the sources' invariants, each named program's own assertions are
+tried at its loops (kept when inductive), and half the synthetic programs assert their invariant
+inside the loop: an assertion in a loop is often its invariant, and a model should learn that.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from quokka.verifier.ir import Program
 from ..llm.prompt import build_messages, format_answer
 from .families import family_of, split_families
 from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
-from .sources import Target, data_model_of, read_source
+from .sources import Target, assertion_targets, data_model_of, read_source
 from .synthetic import generate, write_all
 
 SYNTHETIC = "synthetic"
@@ -101,10 +103,15 @@ def build(
     synthetic: int = 0,
     val_fraction: float = 0.2,
     seed: int = 0,
+    assertions: bool = True,
 ) -> DatasetSummary:
-    """Read, re-check, deduplicate, split and write the dataset; see the module docstring."""
+    """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
+    With `assertions`, the named programs' own assertions are targets too (`assertion_targets`)."""
     out.mkdir(parents=True, exist_ok=True)
-    targets = [t for s in sources for t in read_source(s)] + synthetic_targets(out, synthetic, seed)
+    targets = [t for s in sources for t in read_source(s)]
+    if assertions:
+        targets += assertion_targets(t.file for t in targets)
+    targets += synthetic_targets(out, synthetic, seed)
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
@@ -168,6 +175,12 @@ def register(subparsers: Any) -> None:
     b.add_argument("--synthetic", type=int, default=0, help="generated programs to add to train")
     b.add_argument("--val-fraction", type=float, default=0.2, help="share of families to validate on")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument(
+        "--assertions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also try each named program's assertions as invariants of its loops (default on)",
+    )
     b.set_defaults(func=run_build)
 
 
@@ -180,6 +193,7 @@ def run_build(args: argparse.Namespace) -> int:
             synthetic=args.synthetic,
             val_fraction=args.val_fraction,
             seed=args.seed,
+            assertions=args.assertions,
         )
     except QuokkaError as exc:
         sys.stderr.write(f"quokka dataset: {exc}\n")

@@ -10,22 +10,26 @@
   file named in the witness (relative to the witness' folder when not absolute).
 - `*.c` / `*.i`: ACSL `loop invariant` annotations of the program itself.
 - a directory: every source of these kinds inside it (not recursive).
+
+`assertion_targets` adds, for the programs the sources name, each program's own assertions at
+each of its loops (`dataset build --assertions`).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quokka.verifier.errors import InputError
-from quokka.verifier.frontend import find_acsl_invariants
+from quokka.verifier.errors import InputError, QuokkaError
+from quokka.verifier.frontend import find_acsl_invariants, find_assertions, lower
 from quokka.verifier.task import read_task
 from quokka.verifier.witnesses import WitnessError, witness_invariants
 
+ASSERTION_ORIGIN = "assertion"
 SOURCE_SUFFIXES = (".jsonl", ".sqlite", ".db", ".yml", ".yaml", ".c", ".i")
 
 
@@ -53,6 +57,21 @@ def data_model_of(c_file: Path) -> str:
             except InputError:
                 break
     return "LP64"
+
+
+def assertion_targets(files: Iterable[Path]) -> Iterator[Target]:
+    """Each distinct assertion condition of each file, at each of its loops: the re-check keeps
+    those inductive there (an assertion inside a loop is often that loop's invariant). A file the
+    frontend refuses gives none; its other targets are dropped with the reason by the re-check."""
+    for file in dict.fromkeys(files):
+        model = data_model_of(file)
+        try:
+            loops = lower(file, model).loops
+            conditions = dict.fromkeys(a.condition for a in find_assertions(file, model))
+        except QuokkaError:
+            continue
+        for cond in conditions:
+            yield from (Target(file, info.insert_after_line, cond, ASSERTION_ORIGIN) for info in loops)
 
 
 def read_source(path: Path) -> Iterator[Target]:

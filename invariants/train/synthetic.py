@@ -50,15 +50,18 @@ NAMES = (
 
 @dataclass(frozen=True)
 class Synthetic:
-    """A generated program: its text, the loop keyword's line and the invariant there."""
+    """A generated program: its text, the loop keyword's line and the invariant there; `in_loop`
+    for the `-ll` form (`in_loop_assertion`)."""
 
     name: str
     template: str
     source: str
     loop_line: int
     invariant: str
+    in_loop: bool = False
 
 
+IN_LOOP_SHARE = 0.5  # val families assert inside the loop about as often as after it
 VARIABLES = 5  # distinct names drawn per program: the most any template uses
 Body = tuple[list[str], str]  # (lines of main's body with the loop keyword marked by "@", invariant)
 
@@ -410,16 +413,39 @@ TEMPLATES: dict[str, tuple[str, Callable[[random.Random, list[str]], Body]]] = {
 }
 
 
-def generate(count: int, seed: int = 0) -> list[Synthetic]:
-    """`count` programs, cycling through the templates, deterministic in `seed`."""
+def generate(count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE) -> list[Synthetic]:
+    """`count` programs, cycling through the templates, deterministic in `seed`; a share of them
+    in the `-ll` form (see `in_loop_assertion`)."""
     rng = random.Random(seed)
     names = sorted(TEMPLATES)
-    return [_make(rng, names[n % len(names)], n) for n in range(count)]
+    return [_make(rng, names[n % len(names)], n, in_loop_share) for n in range(count)]
 
 
-def _make(rng: random.Random, template: str, n: int) -> Synthetic:
+def in_loop_assertion(body: list[str], invariant: str) -> Body:
+    """The SV-COMP `-ll` form of a template: `while (1)` asserting the invariant's first conjunct
+    (inductive alone in every template) before `if (!(COND)) break;`, and no assertion after the
+    loop. That conjunct, as the assertion writes it, is the target: a model should learn that such
+    an assertion is its loop's invariant."""
+    first = invariant.split(" && ")[0]
+    out = []
+    for line in body:
+        if line.startswith("__VERIFIER_assert("):
+            continue
+        if line.startswith("@while (") and line.endswith(") {"):
+            cond = line.removeprefix("@while (").removesuffix(") {")
+            line = "@while (1) {"
+            out += [line, f"    __VERIFIER_assert({first});", f"    if (!({cond})) break;"]
+        else:
+            out.append(line)
+    return out, first
+
+
+def _make(rng: random.Random, template: str, n: int, in_loop_share: float) -> Synthetic:
     variables = rng.sample(NAMES, VARIABLES)
     body, invariant = TEMPLATES[template][1](rng, variables)
+    in_loop = rng.random() < in_loop_share
+    if in_loop:
+        body, invariant = in_loop_assertion(body, invariant)
     lines = HEADER.splitlines()
     loop_line = 0
     for line in body:
@@ -427,7 +453,8 @@ def _make(rng: random.Random, template: str, n: int) -> Synthetic:
             loop_line, line = len(lines) + 1, line[1:]
         lines.append("    " + line)
     lines += ["    return 0;", "}", ""]
-    return Synthetic(f"synthetic_{template}_{n}", template, "\n".join(lines), loop_line, invariant)
+    name = f"synthetic_{template}{'-ll' if in_loop else ''}_{n}"
+    return Synthetic(name, template, "\n".join(lines), loop_line, invariant, in_loop)
 
 
 def write_all(programs: list[Synthetic], directory: Path) -> list[Path]:

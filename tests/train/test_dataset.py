@@ -5,9 +5,10 @@ import sqlite3
 from pathlib import Path
 
 from quokka.invariants.llm.prompt import build_messages, format_answer
+from quokka.invariants.train.dataset import build
 from quokka.invariants.train.families import family_of, split_families
 from quokka.invariants.train.recheck import Checked, check_target, recheck_all
-from quokka.invariants.train.sources import Target, read_source, targets_of_row
+from quokka.invariants.train.sources import Target, assertion_targets, read_source, targets_of_row
 from quokka.verifier.frontend import lower
 
 ACSL = """extern int __VERIFIER_nondet_int(void);
@@ -155,3 +156,61 @@ def test_uninformative_targets_are_dropped(tmp_path: Path) -> None:
         checked = check_target(Target(c, 8, invariant, "t"))
         assert not checked.proven and why in checked.reason, invariant
     assert check_target(Target(c, 8, "i <= n || i == 0", "t")).proven
+
+
+NESTED = """extern int __VERIFIER_nondet_int(void);
+void reach_error(void) {}
+void __VERIFIER_assert(int cond) { if (!(cond)) { reach_error(); } }
+int main() {
+    int a = __VERIFIER_nondet_int();
+    int b = __VERIFIER_nondet_int();
+    if (!(a >= 0 && b >= 1)) return 0;
+    int c = 0;
+    int k = 0;
+    while (b > 0) {
+        c = a;
+        k = 0;
+        while (1) {
+            __VERIFIER_assert(a == k * b + c);
+            if (!(c >= b)) break;
+            c = c - b;
+            k = k + 1;
+        }
+        b = b - 1;
+    }
+    __VERIFIER_assert(c < 1000000);
+    return 0;
+}
+"""
+
+
+def test_assertions_are_tried_at_every_loop_and_kept_where_inductive(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(NESTED)
+    targets = list(assertion_targets([c, c]))  # a file named twice is read once
+    assert [(t.after_line, t.invariant, t.origin) for t in targets] == [
+        (10, "a == k * b + c", "assertion"),
+        (13, "a == k * b + c", "assertion"),
+        (10, "c < 1000000", "assertion"),
+        (13, "c < 1000000", "assertion"),
+    ]
+    assert [check_target(t).proven for t in targets] == [False, True, False, False]
+    bad = tmp_path / "bad.c"
+    bad.write_text("int main() { while (1) { __VERIFIER_assert(x == ); } }\n")
+    assert list(assertion_targets([bad])) == []
+
+
+def test_dataset_has_assertion_targets_unless_told_not_to(tmp_path: Path) -> None:
+    c = tmp_path / "p.c"
+    c.write_text(NESTED)
+    src = tmp_path / "invariants.jsonl"
+    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    with_them = build([src], tmp_path / "with", val_fraction=0.0)
+    without = build([src], tmp_path / "without", val_fraction=0.0, assertions=False)
+    assert (with_them.targets, with_them.train) == (5, 2)
+    assert (without.targets, without.train) == (1, 1)
+    rows = [json.loads(line) for line in (tmp_path / "with" / "train.jsonl").read_text().splitlines()]
+    assert {(r["meta"]["origin"], r["meta"]["invariant"]) for r in rows} == {
+        ("invariants.jsonl:1", "k >= 0"),
+        ("assertion", "a == k * b + c"),
+    }

@@ -16,8 +16,8 @@ PER_TEMPLATE = 2
 SEED = 11
 
 
-def _programs(template: str) -> list[Synthetic]:
-    programs = generate(PER_TEMPLATE * len(TEMPLATES), seed=SEED)
+def _programs(template: str, in_loop_share: float) -> list[Synthetic]:
+    programs = generate(PER_TEMPLATE * len(TEMPLATES), seed=SEED, in_loop_share=in_loop_share)
     return [p for p in programs if p.template == template]
 
 
@@ -30,10 +30,26 @@ def test_generate_cycles_sorted_templates_deterministically() -> None:
     assert all(TEMPLATES[t][0] in ("linear", "polynomial") for t in TEMPLATES)
 
 
+def test_a_share_of_programs_asserts_its_invariant_in_the_loop() -> None:
+    programs = generate(200, seed=SEED)
+    in_loop = [p for p in programs if p.in_loop]
+    assert 60 < len(in_loop) < 140
+    for p in in_loop:
+        lines = p.source.splitlines()
+        assert lines[p.loop_line - 1].strip() == "while (1) {", p.name
+        assert lines[p.loop_line].strip() == f"__VERIFIER_assert({p.invariant});", p.name
+        assert lines[p.loop_line + 1].strip().startswith("if (!("), p.name
+        assert p.source.count("__VERIFIER_assert(") == 2, p.name  # the header's and the loop's
+        assert p.name.endswith(f"-ll_{programs.index(p)}")
+    assert not any(p.in_loop for p in generate(50, seed=SEED, in_loop_share=0.0))
+
+
+@pytest.mark.parametrize("in_loop_share", [0.0, 1.0])
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
-def test_template_invariant_is_proven(template: str, tmp_path: Path) -> None:
-    programs = _programs(template)
+def test_template_invariant_is_proven(template: str, in_loop_share: float, tmp_path: Path) -> None:
+    programs = _programs(template, in_loop_share)
     assert len(programs) == PER_TEMPLATE
+    assert all(p.in_loop == (in_loop_share == 1.0) for p in programs)
     for p, path in zip(programs, write_all(programs, tmp_path), strict=True):
         assert "while" in p.source.splitlines()[p.loop_line - 1], p.name
         target = Target(path, p.loop_line, p.invariant, "synthetic")

@@ -3,7 +3,8 @@
 Only this package imports pycparser.
 """
 
+from .assertions import Assertion, find_assertions
 from .invariant import find_acsl_invariants, parse_invariant
 from .lower import lower, lower_source
 
-__all__ = ["find_acsl_invariants", "lower", "lower_source", "parse_invariant"]
+__all__ = ["Assertion", "find_acsl_invariants", "find_assertions", "lower", "lower_source", "parse_invariant"]

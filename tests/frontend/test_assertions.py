@@ -1,0 +1,41 @@
+"""`find_assertions`: the C text of each assertion a file makes, with its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import Assertion, find_assertions
+
+SRC = """#include <assert.h>
+extern int __VERIFIER_nondet_int(void);
+void reach_error(void) { assert(0); }
+void __VERIFIER_assert(int cond) { if (!(cond)) { reach_error(); } }
+int main() {
+  int a = __VERIFIER_nondet_int(), b = 1, c = a, k = 0;
+  while (c >= b) {
+    __VERIFIER_assert(a == (k * b) + c);
+    c = c - b; k = k + 1;
+  }
+  assert((a >= 0) || (c < b));
+  return 0;
+}
+"""
+
+
+def test_each_assertion_call_with_its_line_as_the_programmer_wrote_it(tmp_path: Path) -> None:
+    path = tmp_path / "p.c"
+    path.write_text(SRC)
+    assert find_assertions(path) == (
+        Assertion(8, "a == k * b + c"),
+        Assertion(11, "a >= 0 || c < b"),
+    )
+
+
+def test_a_file_that_does_not_parse_is_a_located_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.c"
+    path.write_text("int main() {\n  __VERIFIER_assert(x == );\n}\n")
+    with pytest.raises(InputError) as info:
+        find_assertions(path)
+    assert str(info.value).startswith(f"{path}:2:")
