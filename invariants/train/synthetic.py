@@ -20,6 +20,30 @@ void __VERIFIER_assert(int cond) {
 
 int main() {
 """
+NLA_HEADER = (
+    (
+        "extern void abort(void);\n"
+        "extern void __assert_fail(const char *, const char *, unsigned int, const char *)"
+        " __attribute__((__nothrow__, __leaf__)) __attribute__((__noreturn__));\n"
+    )
+    + """void reach_error() { __assert_fail("0", "{name}.c", 4, "reach_error"); }
+extern int __VERIFIER_nondet_int(void);
+void assume_abort_if_not(int cond) {
+    if (!cond) {
+        abort();
+    }
+}
+void __VERIFIER_assert(int cond) {
+    if (!(cond)) {
+    ERROR : { reach_error(); }
+    }
+    return;
+}
+
+int main() {
+"""
+)
+HEADERS = (HEADER, NLA_HEADER)  # the second as in SV-COMP's nla-digbench programs
 NAMES = (
     "i",
     "j",
@@ -446,14 +470,14 @@ def _make(rng: random.Random, template: str, n: int, in_loop_share: float) -> Sy
     in_loop = rng.random() < in_loop_share
     if in_loop:
         body, invariant = in_loop_assertion(body, invariant)
-    lines = HEADER.splitlines()
+    name = f"synthetic_{template}{'-ll' if in_loop else ''}_{n}"
+    lines = rng.choice(HEADERS).replace("{name}", name).splitlines()
     loop_line = 0
     for line in body:
         if line.startswith("@"):
             loop_line, line = len(lines) + 1, line[1:]
         lines.append("    " + line)
     lines += ["    return 0;", "}", ""]
-    name = f"synthetic_{template}{'-ll' if in_loop else ''}_{n}"
     return Synthetic(name, template, "\n".join(lines), loop_line, invariant, in_loop)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from quokka.invariants.train.recheck import check_target, loop_for
 from quokka.invariants.train.sources import Target
-from quokka.invariants.train.synthetic import TEMPLATES, Synthetic, generate, write_all
+from quokka.invariants.train.synthetic import HEADER, TEMPLATES, Synthetic, generate, write_all
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.frontend import lower, parse_invariant
@@ -42,6 +42,14 @@ def test_a_share_of_programs_asserts_its_invariant_in_the_loop() -> None:
         assert p.source.count("__VERIFIER_assert(") == 2, p.name  # the header's and the loop's
         assert p.name.endswith(f"-ll_{programs.index(p)}")
     assert not any(p.in_loop for p in generate(50, seed=SEED, in_loop_share=0.0))
+
+
+def test_programs_come_with_either_header() -> None:
+    programs = generate(100, seed=SEED)
+    nla = [p for p in programs if "assume_abort_if_not" in p.source]
+    assert 20 < len(nla) < 80
+    assert all(f'__assert_fail("0", "{p.name}.c", 4, "reach_error")' in p.source for p in nla)
+    assert all(p.source.startswith(HEADER) for p in programs if p not in nla)
 
 
 @pytest.mark.parametrize("in_loop_share", [0.0, 1.0])
