@@ -27,7 +27,7 @@ from ..llm.prompt import build_messages, format_answer
 from .families import family_of, split_families
 from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
 from .sources import Target, assertion_targets, data_model_of, read_source
-from .synthetic import generate, write_all
+from .synthetic import IN_LOOP_SHARE, generate, write_all
 
 SYNTHETIC = "synthetic"
 
@@ -45,8 +45,8 @@ class DatasetSummary:
     val_families: int
 
 
-def synthetic_targets(out: Path, count: int, seed: int) -> list[Target]:
-    programs = generate(count, seed)
+def synthetic_targets(out: Path, count: int, seed: int, in_loop_share: float = IN_LOOP_SHARE) -> list[Target]:
+    programs = generate(count, seed, in_loop_share)
     paths = write_all(programs, out / SYNTHETIC)
     return [
         Target(path.resolve(), p.loop_line, p.invariant, SYNTHETIC)
@@ -104,6 +104,7 @@ def build(
     val_fraction: float = 0.2,
     seed: int = 0,
     assertions: bool = True,
+    in_loop_share: float = IN_LOOP_SHARE,
 ) -> DatasetSummary:
     """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
     With `assertions`, the named programs' own assertions are targets too (`assertion_targets`)."""
@@ -111,7 +112,7 @@ def build(
     targets = [t for s in sources for t in read_source(s)]
     if assertions:
         targets += assertion_targets(t.file for t in targets)
-    targets += synthetic_targets(out, synthetic, seed)
+    targets += synthetic_targets(out, synthetic, seed, in_loop_share)
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
@@ -128,6 +129,7 @@ def build(
         "seed": seed,
         "val_fraction": val_fraction,
         "synthetic_train": synthetic,
+        "synthetic_in_loop_share": in_loop_share,
         "summary": asdict(summary),
     }
     (out / "split.json").write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
@@ -173,6 +175,13 @@ def register(subparsers: Any) -> None:
     b.add_argument("--out", type=Path, required=True, help="output folder")
     b.add_argument("--jobs", type=int, default=1, help="parallel re-check processes (default 1)")
     b.add_argument("--synthetic", type=int, default=0, help="generated programs to add to train")
+    b.add_argument(
+        "--synthetic-in-loop",
+        type=_share,
+        default=IN_LOOP_SHARE,
+        metavar="SHARE",
+        help=f"share of synthetic programs that assert their invariant in the loop (default {IN_LOOP_SHARE})",
+    )
     b.add_argument("--val-fraction", type=float, default=0.2, help="share of families to validate on")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument(
@@ -182,6 +191,16 @@ def register(subparsers: Any) -> None:
         help="also try each named program's assertions as invariants of its loops (default on)",
     )
     b.set_defaults(func=run_build)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -194,6 +213,7 @@ def run_build(args: argparse.Namespace) -> int:
             val_fraction=args.val_fraction,
             seed=args.seed,
             assertions=args.assertions,
+            in_loop_share=args.synthetic_in_loop,
         )
     except QuokkaError as exc:
         sys.stderr.write(f"quokka dataset: {exc}\n")

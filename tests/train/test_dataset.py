@@ -4,6 +4,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from quokka.invariants.llm.prompt import build_messages, format_answer
 from quokka.invariants.train.dataset import build
 from quokka.invariants.train.families import family_of, split_families
@@ -214,3 +215,23 @@ def test_dataset_has_assertion_targets_unless_told_not_to(tmp_path: Path) -> Non
         ("invariants.jsonl:1", "k >= 0"),
         ("assertion", "a == k * b + c"),
     }
+
+
+def test_command_line_sets_the_in_loop_share_and_refuses_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quokka.verifier.cli import main
+
+    c = tmp_path / "p.c"
+    c.write_text(NESTED)
+    src = tmp_path / "invariants.jsonl"
+    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    out = tmp_path / "ds"
+    args = ["dataset", "build", str(src), "--out", str(out), "--synthetic", "3", "--val-fraction", "0"]
+    assert main([*args, "--synthetic-in-loop", "1", "--no-assertions"]) == 0
+    split = json.loads((out / "split.json").read_text())
+    assert split["synthetic_in_loop_share"] == 1.0 and split["summary"]["targets"] == 4
+    assert all("-ll_" in p.name for p in (out / "synthetic").iterdir())
+    with pytest.raises(SystemExit):
+        main([*args, "--synthetic-in-loop", "1.5"])
+    assert "expected a number from 0 to 1, got '1.5'" in capsys.readouterr().err
