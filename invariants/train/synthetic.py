@@ -20,13 +20,10 @@ void __VERIFIER_assert(int cond) {
 
 int main() {
 """
-NLA_HEADER = (
-    (
-        "extern void abort(void);\n"
-        "extern void __assert_fail(const char *, const char *, unsigned int, const char *)"
-        " __attribute__((__nothrow__, __leaf__)) __attribute__((__noreturn__));\n"
-    )
-    + """void reach_error() { __assert_fail("0", "{name}.c", 4, "reach_error"); }
+NLA_HEADER = """extern void abort(void);
+extern void __assert_fail(const char *, const char *, unsigned int, const char *) \
+__attribute__((__nothrow__, __leaf__)) __attribute__((__noreturn__));
+void reach_error() { __assert_fail("0", "{name}.c", 4, "reach_error"); }
 extern int __VERIFIER_nondet_int(void);
 void assume_abort_if_not(int cond) {
     if (!cond) {
@@ -42,7 +39,6 @@ void __VERIFIER_assert(int cond) {
 
 int main() {
 """
-)
 HEADERS = (HEADER, NLA_HEADER)  # the second as in SV-COMP's nla-digbench programs
 NAMES = (
     "i",

@@ -39,3 +39,11 @@ def test_a_file_that_does_not_parse_is_a_located_input_error(tmp_path: Path) -> 
     with pytest.raises(InputError) as info:
         find_assertions(path)
     assert str(info.value).startswith(f"{path}:2:")
+
+
+def test_an_assertion_too_deep_to_print_is_a_located_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.c"
+    path.write_text("int main() {\n  int x = 0;\n  __VERIFIER_assert(" + "- " * 300 + "x == 0);\n}\n")
+    with pytest.raises(InputError) as info:
+        find_assertions(path)
+    assert str(info.value) == f"{path}:3:3: assertion nested too deeply to print"

@@ -6,17 +6,15 @@ what the programmer wrote, regenerated from pycparser's AST (macros such as `ass
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pycparser import c_ast, c_generator
 
+from ..errors import Coord, InputError
 from .calls import ASSERT_FUNCTIONS
-from .coords import CoordMap
-from .lower import parse, read_source
-from .preprocess import preprocess
+from .lower import parse_source, read_source, walk_ast
 
 
 @dataclass(frozen=True)
@@ -27,16 +25,6 @@ class Assertion:
     condition: str
 
 
-def _calls(root: Any) -> Iterator[Any]:
-    """The `FuncCall` nodes below `root` in source order (a stack: deep nesting is no recursion)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, c_ast.FuncCall):
-            yield node
-        stack.extend(child for _, child in reversed(node.children()))
-
-
 def _callee(node: Any) -> str | None:
     return node.name.name if isinstance(node.name, c_ast.ID) else None
 
@@ -44,17 +32,24 @@ def _callee(node: Any) -> str | None:
 def find_assertions(path: Path, data_model: str = "LP64") -> tuple[Assertion, ...]:
     """Each assertion call in the file at `path` (not in included headers), in source order.
 
-    Raises what `lower` raises for a file that does not preprocess or parse.
+    Raises what `lower` raises for a file that does not preprocess or parse, and a located
+    InputError for an assertion nested too deeply to print.
     """
-    pre = preprocess(read_source(path), str(path), data_model, path.parent)
-    coords = CoordMap(pre)
+    ast, coords = parse_source(read_source(path), str(path), data_model, path.parent)
     text = c_generator.CGenerator(reduce_parentheses=True)
     found = []
-    for call in _calls(parse(pre, coords)):
-        coord = coords.coord(call.coord)
-        args = call.args.exprs if call.args is not None else []
+    for call in walk_ast(ast):
+        coord = coords.coord(call.coord) if isinstance(call, c_ast.FuncCall) else None
         if coord is None or coord.file != coords.filename or _callee(call) not in ASSERT_FUNCTIONS:
             continue
+        args = call.args.exprs if call.args is not None else []
         if len(args) == 1 and not isinstance(args[0], c_ast.Constant):
-            found.append(Assertion(coord.line, text.visit(args[0])))
+            found.append(Assertion(coord.line, _text(text, args[0], coord)))
     return tuple(found)
+
+
+def _text(generator: c_generator.CGenerator, expr: Any, coord: Coord) -> str:
+    try:
+        return str(generator.visit(expr))
+    except RecursionError:  # pycparser's generator recurses per operator
+        raise InputError(coord, "assertion nested too deeply to print") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -67,17 +68,7 @@ def read_source(path: Path) -> str:
 
 
 def _lower(text: str, filename: str, data_model: str, directory: Path | None) -> Program:
-    if data_model not in DATA_MODELS:
-        raise InputError(None, f"unknown data model {data_model!r} (expected ILP32 or LP64)")
-    if not text.strip():
-        raise InputError(None, f"{filename}: empty input")
-    if len(text) > MAX_SOURCE_BYTES:
-        raise InputError(None, f"{filename}: input too large")
-    pre = preprocess(text, filename, data_model, directory)
-    if len(pre.text) > MAX_PREPROCESSED_CHARS:
-        raise InputError(None, f"{filename}: too large after preprocessing ({len(pre.text)} characters)")
-    coords = CoordMap(pre)
-    ast = parse(pre, coords)
+    ast, coords = parse_source(text, filename, data_model, directory)
     try:
         return Frontend(ast, coords, data_model).program()
     except RecursionError:
@@ -88,6 +79,24 @@ def _lower(text: str, filename: str, data_model: str, directory: Path | None) ->
         raise FrontendError(
             None, f"{filename}: internal frontend error: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def parse_source(
+    text: str, filename: str, data_model: str, directory: Path | None
+) -> tuple[c_ast.FileAST, CoordMap]:
+    """pycparser's AST of `text` after cpp, and the map back to its coordinates; the input checks
+    of `lower` (data model, empty or too large input, parse errors as located InputErrors)."""
+    if data_model not in DATA_MODELS:
+        raise InputError(None, f"unknown data model {data_model!r} (expected ILP32 or LP64)")
+    if not text.strip():
+        raise InputError(None, f"{filename}: empty input")
+    if len(text) > MAX_SOURCE_BYTES:
+        raise InputError(None, f"{filename}: input too large")
+    pre = preprocess(text, filename, data_model, directory)
+    if len(pre.text) > MAX_PREPROCESSED_CHARS:
+        raise InputError(None, f"{filename}: too large after preprocessing ({len(pre.text)} characters)")
+    coords = CoordMap(pre)
+    return parse(pre, coords), coords
 
 
 def parse(pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
@@ -125,16 +134,22 @@ def _parse_error(message: str, coords: CoordMap, token: Any) -> InputError:
     return InputError(None, f"{coords.filename}: parse error: {detail}")
 
 
+def walk_ast(root: Any) -> Iterator[Any]:
+    """`root` and every node below it, in source order (a stack: deep nesting is no recursion)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for _, child in reversed(node.children()))
+
+
 def _declared_names(node: Any) -> set[str]:
     """Names of the variables declared anywhere inside `node`."""
-    names: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
-            names.add(n.name)
-        stack.extend(child for _, child in n.children())
-    return names
+    return {
+        n.name
+        for n in walk_ast(node)
+        if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl)
+    }
 
 
 def _used_names(block: list[Stmt]) -> set[str]:
