@@ -1,4 +1,5 @@
-"""The Quokka prompt: the program with `// line N` markers, its insertion points, the answer format.
+"""The Quokka prompt: the program with `// line N` markers, its insertion points, its assertions
+and the answer format.
 
 `build_messages` is the one place chat messages are made, for sampling and for fine-tuning alike:
 it is pure (no model, no torch) and depends only on the program, its source text and the prompt
@@ -10,12 +11,13 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from string import Template
 from typing import Any
 
 from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import assertions_in_text
 from quokka.verifier.ir import LoopInfo, Program
 from quokka.verifier.printer import format_type_decl
 
@@ -24,6 +26,8 @@ from .grammar import AnswerGrammar
 
 Message = dict[str, str]
 MAX_CTIS_PER_LOOP = 3
+MAX_ASSERTIONS = 8
+NO_ASSERTIONS = "- none as assertion calls: prove that the error calls are unreachable"
 VARIANTS = ("quokka", "quokka-cot")
 
 
@@ -91,6 +95,23 @@ def insertion_points(program: Program) -> str:
     return "\n".join(describe_loop(program, info) for info in program.loops)
 
 
+@lru_cache(maxsize=256)
+def describe_assertions(source: str, data_model: str = "LP64") -> str:
+    """`- at line N: COND` for the program's assertion calls (at most `MAX_ASSERTIONS`), as written.
+
+    Repeated next to the insertion points because an assertion in a loop is often its invariant,
+    and a model copies it more easily from there than from far back in a long program.
+    """
+    try:
+        found = assertions_in_text(source, "<prompt>", data_model)
+    except InputError:  # the program lowered: an assertion too deep to print, or an include not found
+        return "- too large to repeat here: see the program"
+    lines = [f"- at line {a.line}: {a.condition}" for a in found[:MAX_ASSERTIONS]]
+    if len(found) > MAX_ASSERTIONS:
+        lines.append(f"- and {len(found) - MAX_ASSERTIONS} more: see the program")
+    return "\n".join(lines) or NO_ASSERTIONS
+
+
 def describe_ctis(program: Program, ctis: Mapping[str, Sequence[State]]) -> str:
     """Counterexamples to induction in C names, at most `MAX_CTIS_PER_LOOP` per loop."""
     out = []
@@ -110,8 +131,12 @@ def _template(config: PromptConfig) -> PromptTemplate:
     return templates[config.variant]
 
 
-def _user_text(t: PromptTemplate, numbered: str, points: str, ctis: str) -> str:
-    text = Template(t.user).substitute(program=numbered, insertion_points=points)
+def _user_text(t: PromptTemplate, source: str, points: str, ctis: str, data_model: str) -> str:
+    text = Template(t.user).substitute(
+        program=number_lines(source),
+        insertion_points=points,
+        assertions=describe_assertions(source, data_model),
+    )
     if ctis:
         text += Template(t.feedback).substitute(counterexamples=ctis)
     return text
@@ -129,10 +154,11 @@ def build_messages(
     messages = [{"role": "system", "content": t.system}]
     for ex in prompt_data().examples[: config.few_shot]:
         messages.append(
-            {"role": "user", "content": _user_text(t, number_lines(ex.source), ex.insertion_points, "")}
+            {"role": "user", "content": _user_text(t, ex.source, ex.insertion_points, "", "LP64")}
         )
         messages.append({"role": "assistant", "content": _example_answer(ex, config)})
-    user = _user_text(t, number_lines(source), insertion_points(program), describe_ctis(program, ctis or {}))
+    ctis_text = describe_ctis(program, ctis or {})
+    user = _user_text(t, source, insertion_points(program), ctis_text, program.data_model)
     messages.append({"role": "user", "content": user})
     return messages
 

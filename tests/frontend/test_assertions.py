@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from quokka.verifier.errors import InputError
-from quokka.verifier.frontend import Assertion, find_assertions
+from quokka.verifier.frontend import Assertion, assertions_in_text, find_assertions
 
 SRC = """#include <assert.h>
 extern int __VERIFIER_nondet_int(void);
@@ -47,3 +47,9 @@ def test_an_assertion_too_deep_to_print_is_a_located_input_error(tmp_path: Path)
     with pytest.raises(InputError) as info:
         find_assertions(path)
     assert str(info.value) == f"{path}:3:3: assertion nested too deeply to print"
+
+
+def test_assertions_in_text_are_those_of_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "p.c"
+    path.write_text(SRC)
+    assert assertions_in_text(SRC, "p.c") == find_assertions(path)

@@ -5,6 +5,8 @@ import pytest
 from llm_programs import LINE, SOURCE
 from quokka.invariants.llm.answers import parse_answers
 from quokka.invariants.llm.prompt import (
+    MAX_ASSERTIONS,
+    NO_ASSERTIONS,
     PromptConfig,
     build_messages,
     format_answer,
@@ -14,6 +16,7 @@ from quokka.invariants.llm.prompt import (
 )
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import lower_source
 
 
 def test_number_lines_marks_every_non_blank_line():
@@ -28,6 +31,26 @@ def test_messages_have_numbered_program_and_insertion_points(program):
     assert "while (i < n) {  // line 11" in user
     assert f"- After line {LINE}: a loop (variables in scope: int n, int i, int s)" in user
     assert "After line X, insert assume(COND);" in user
+
+
+def test_the_assertions_are_repeated_after_the_insertion_points(program):
+    user = build_messages(program, SOURCE)[-1]["content"]
+    points = user.index(f"- After line {LINE}: a loop")
+    assert user.index("The assertions to prove:\n- at line 15: s == 3 * n\n") > points
+
+
+def test_a_program_without_assertion_calls_says_so():
+    source = SOURCE.replace("__VERIFIER_assert(s == 3 * n);", "if (s != 3 * n) reach_error();")
+    program = lower_source(source, "err.c", "LP64")
+    assert f"The assertions to prove:\n{NO_ASSERTIONS}\n" in build_messages(program, source)[-1]["content"]
+
+
+def test_at_most_max_assertions_are_repeated():
+    many = "\n".join(f"  __VERIFIER_assert(s >= {k});" for k in range(MAX_ASSERTIONS + 2))
+    source = SOURCE.replace("  __VERIFIER_assert(s == 3 * n);", many)
+    user = build_messages(lower_source(source, "many.c", "LP64"), source)[-1]["content"]
+    last = MAX_ASSERTIONS - 1
+    assert f"- at line {15 + last}: s >= {last}\n- and 2 more: see the program\n" in user
 
 
 def test_build_messages_is_pure(program):

@@ -3,8 +3,16 @@
 Only this package imports pycparser.
 """
 
-from .assertions import Assertion, find_assertions
+from .assertions import Assertion, assertions_in_text, find_assertions
 from .invariant import find_acsl_invariants, parse_invariant
 from .lower import lower, lower_source
 
-__all__ = ["Assertion", "find_acsl_invariants", "find_assertions", "lower", "lower_source", "parse_invariant"]
+__all__ = [
+    "Assertion",
+    "assertions_in_text",
+    "find_acsl_invariants",
+    "find_assertions",
+    "lower",
+    "lower_source",
+    "parse_invariant",
+]

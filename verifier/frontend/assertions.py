@@ -35,8 +35,15 @@ def find_assertions(path: Path, data_model: str = "LP64") -> tuple[Assertion, ..
     Raises what `lower` raises for a file that does not preprocess or parse, and a located
     InputError for an assertion nested too deeply to print.
     """
-    ast, coords = parse_source(read_source(path), str(path), data_model, path.parent)
-    text = c_generator.CGenerator(reduce_parentheses=True)
+    return assertions_in_text(read_source(path), str(path), data_model, path.parent)
+
+
+def assertions_in_text(
+    text: str, filename: str, data_model: str = "LP64", directory: Path | None = None
+) -> tuple[Assertion, ...]:
+    """`find_assertions` of C text (`filename` names it in errors; `directory` resolves includes)."""
+    ast, coords = parse_source(text, filename, data_model, directory)
+    generator = c_generator.CGenerator(reduce_parentheses=True)
     found = []
     for call in walk_ast(ast):
         coord = coords.coord(call.coord) if isinstance(call, c_ast.FuncCall) else None
@@ -44,7 +51,7 @@ def find_assertions(path: Path, data_model: str = "LP64") -> tuple[Assertion, ..
             continue
         args = call.args.exprs if call.args is not None else []
         if len(args) == 1 and not isinstance(args[0], c_ast.Constant):
-            found.append(Assertion(coord.line, _text(text, args[0], coord)))
+            found.append(Assertion(coord.line, _text(generator, args[0], coord)))
     return tuple(found)
 
 
