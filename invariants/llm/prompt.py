@@ -28,6 +28,7 @@ Message = dict[str, str]
 MAX_CTIS_PER_LOOP = 3
 MAX_ASSERTIONS = 8
 NO_ASSERTIONS = "- none as assertion calls: prove that the error calls are unreachable"
+NOT_REPEATED = "- not repeated here: see the program"
 VARIANTS = ("quokka", "quokka-cot")
 
 
@@ -105,7 +106,7 @@ def describe_assertions(source: str, data_model: str = "LP64") -> str:
     try:
         found = assertions_in_text(source, "<prompt>", data_model)
     except InputError:  # the program lowered: an assertion too deep to print, or an include not found
-        return "- too large to repeat here: see the program"
+        return NOT_REPEATED
     lines = [f"- at line {a.line}: {a.condition}" for a in found[:MAX_ASSERTIONS]]
     if len(found) > MAX_ASSERTIONS:
         lines.append(f"- and {len(found) - MAX_ASSERTIONS} more: see the program")

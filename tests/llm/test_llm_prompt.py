@@ -7,6 +7,7 @@ from quokka.invariants.llm.answers import parse_answers
 from quokka.invariants.llm.prompt import (
     MAX_ASSERTIONS,
     NO_ASSERTIONS,
+    NOT_REPEATED,
     PromptConfig,
     build_messages,
     format_answer,
@@ -51,6 +52,12 @@ def test_at_most_max_assertions_are_repeated():
     user = build_messages(lower_source(source, "many.c", "LP64"), source)[-1]["content"]
     last = MAX_ASSERTIONS - 1
     assert f"- at line {15 + last}: s >= {last}\n- and 2 more: see the program\n" in user
+
+
+def test_an_assertion_too_deep_to_print_is_not_repeated():
+    source = SOURCE.replace("__VERIFIER_assert(s == 3 * n);", "__VERIFIER_assert(" + "- " * 300 + "s == 0);")
+    program = lower_source(source, "deep.c", "LP64")
+    assert f"The assertions to prove:\n{NOT_REPEATED}\n" in build_messages(program, source)[-1]["content"]
 
 
 def test_build_messages_is_pure(program):
