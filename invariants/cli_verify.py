@@ -10,6 +10,7 @@ from typing import Any
 
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.properties import READINGS
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.witnesses import witness_for, write_witness
 
@@ -22,12 +23,23 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "verify",
         help="verify a C program or SV-COMP task (unreach-call)",
-        description="Prove that reach_error() is unreachable (TRUE, with invariants), find inputs that "
-        "reach it (FALSE, replayed), or say why not (UNKNOWN). Exit 0: TRUE/FALSE, 1: UNKNOWN, 2: bad input.",
+        description="Prove that the error is unreachable (TRUE, with invariants), find inputs that "
+        "reach it (FALSE, replayed), or say why not (UNKNOWN). Exit 0: TRUE/FALSE, 1: UNKNOWN, 2: bad input. "
+        "The error depends on the property: 'unreach-call' (SV-COMP: only a call of reach_error() is the "
+        "error; a failing assert() aborts, so the path ends there) or 'assert' (reach_error() and a failing "
+        "assert() are both errors). A task .yml is checked for unreach-call when it lists it (its other "
+        "properties are reported as not checked) and is UNKNOWN ('property not supported: NAME') when it "
+        "does not; a C file is checked for assert.",
     )
     parser.add_argument("file", type=Path, help="a .c/.i file or an SV-COMP task .yml")
     parser.add_argument("--timeout", type=float, help="wall-clock budget in seconds (default 60)")
     parser.add_argument("--data-model", choices=["ILP32", "LP64"], help="default: the task's, else LP64")
+    parser.add_argument(
+        "--property",
+        choices=list(READINGS),
+        help="what the error is: unreach-call (reach_error() only; a failing assert() aborts) or assert "
+        "(reach_error() and failing assert()s); default: the task's (unreach-call), else assert",
+    )
     parser.add_argument(
         "--engines", help="comma-separated: houdini,bmc,spacer,testing (default: all four)"
     )
@@ -39,7 +51,9 @@ def register(subparsers: Any) -> None:
         metavar="LINE:EXPR",
         help="check your invariant for the loop on (or inserted after) LINE; repeatable",
     )
-    parser.add_argument("--model", help="directory of a local transformers model for the LLM proposer")
+    parser.add_argument(
+        "--model", help="a local transformers model (directory, or name: `quokka model list`) as LLM proposer"
+    )
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
     parser.add_argument("--samples", type=int, help="LLM samples per prompt (default 8)")
     parser.add_argument("--temperature", type=float, help="LLM sampling temperature (default 0.8)")
@@ -74,6 +88,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     return base.with_(
         timeout_s=args.timeout,
         data_model=args.data_model,
+        property=args.property,
         engines=_split(args.engines),
         proposers=_split(args.proposers),
         invariants=parse_invariant_args(args.invariant) or None,

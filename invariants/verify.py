@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quokka.verifier.dump import dump_json, dump_program
@@ -11,6 +12,7 @@ from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
+from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.task import read_task
 
@@ -21,12 +23,29 @@ from .registry import make_proposers
 from .testing import random_testing
 
 
-def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
-    """The C file and data model of `path` (a C file or an SV-COMP task `.yml`)."""
+@dataclass(frozen=True)
+class Target:
+    """What `verify_path` checks: the C file, its data model and the property (`choice.checked`,
+    None when none of the task's properties is supported)."""
+
+    c_file: Path
+    data_model: str
+    choice: PropertyChoice
+
+
+def resolve_target(path: Path, options: Options) -> Target:
+    """The target of `path` (a C file or an SV-COMP task `.yml`); `options.property` overrides
+    the task's property (unreach-call) or a C file's (assert)."""
     if path.suffix in (".yml", ".yaml"):
         task = read_task(path)
-        return Path(task.file), options.data_model or task.data_model
-    return path, options.data_model or "LP64"
+        return Target(Path(task.file), options.data_model or task.data_model, task.choice(options.property))
+    return Target(path, options.data_model or "LP64", decide(None, options.property))
+
+
+def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
+    """The C file and data model of `path` (a C file or an SV-COMP task `.yml`)."""
+    target = resolve_target(path, options)
+    return target.c_file, target.data_model
 
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
@@ -70,19 +89,36 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
 
 
 def verify_path(path: Path, options: Options) -> Result:
-    """Verify a C file or task; unsupported C features give UNKNOWN. Raises `InputError` on bad input."""
+    """Verify a C file or task for its property; unsupported C features or properties give
+    UNKNOWN. Raises `InputError` on bad input."""
     started = time.monotonic()
-    c_file, data_model = resolve_input(path, options)
+    target = resolve_target(path, options)
+    checked = target.choice.checked
+    if checked is None:
+        return _unknown(target, target.choice.reason, started)
     try:
-        program = lower(c_file, data_model)
+        program = lower(target.c_file, target.data_model, checked)
     except UnsupportedFeature as exc:
-        return Result(Verdict.UNKNOWN, str(exc), str(c_file), time.monotonic() - started)
+        return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
-    result = verify_program(program, options.with_(data_model=data_model), c_file)
+    result = verify_program(program, options.with_(data_model=target.data_model), target.c_file)
+    result = with_property(result, target.choice)
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result
+
+
+def _unknown(target: Target, reason: str, started: float) -> Result:
+    result = Result(Verdict.UNKNOWN, reason, str(target.c_file), time.monotonic() - started)
+    return with_property(result, target.choice)
+
+
+def with_property(result: Result, choice: PropertyChoice) -> Result:
+    """`result` saying what was checked (`extra`: property, not_checked) and, in its reason,
+    which of the task's properties were not."""
+    reason = f"{result.reason} ({choice.note})" if choice.note else result.reason
+    return replace(result, reason=reason, extra={**result.extra, **choice.to_json()})
 
 
 def _read_text(path: Path | None) -> str | None:

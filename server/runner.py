@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from quokka.verifier.errors import QuokkaError
 from quokka.verifier.results import Result
+from quokka.verifier.task import read_task
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome, failed
 
@@ -35,20 +36,13 @@ class Job:
 
 def task_data_model(path: Path | None) -> str | None:
     """The data model of the SV-COMP task `<stem>.yml` beside `path` that names it as input."""
-    if path is None:
+    if path is None or not path.with_suffix(".yml").is_file():
         return None
-    task = path.with_suffix(".yml")
     try:
-        data = yaml.safe_load(task.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        task = read_task(path.with_suffix(".yml"))
+    except QuokkaError:
         return None
-    if not isinstance(data, dict):
-        return None
-    inputs = data.get("input_files")
-    names = [inputs] if isinstance(inputs, str) else inputs if isinstance(inputs, list) else []
-    model = (data.get("options") or {}).get("data_model") if isinstance(data.get("options"), dict) else None
-    named = any(isinstance(n, str) and Path(n).name == path.name for n in names)
-    return model if named and model in ("ILP32", "LP64") else None
+    return task.data_model if task.file.name == path.name else None
 
 
 def _on_disk(path: Path | None, text: str) -> bool:

@@ -13,9 +13,9 @@ from typing import Any
 
 import benchexec.result as result
 import benchexec.tools.template
+from quokka.verifier.properties import UNREACH_CALL, is_unreach_call
 
 from .runner import parse_json_output
-from .tasks import is_unreach_call
 
 _TIME_SHARE = 0.9  # of the CPU/wall budget given to Quokka's own --timeout, the rest for start-up
 
@@ -43,6 +43,8 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
                 "Quokka verifies only the unreach-call property"
             )
         command = [executable, "verify", task.single_input_file, "--json", *options]
+        if "--property" not in options:
+            command += ["--property", UNREACH_CALL]  # the task's, not a plain C file's `assert`
         data_model = (task.options or {}).get("data_model")
         if data_model and "--data-model" not in options:
             command += ["--data-model", str(data_model)]

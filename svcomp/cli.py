@@ -125,7 +125,8 @@ def register_eval_model(subparsers: argparse._SubParsersAction[argparse.Argument
         "pass@1 and pass@N; with --speedup, the tasks verified at least 1.2x faster with the model.",
     )
     model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--model", type=Path, help="a local transformers model directory")
+    model.add_argument("--model",
+                       help="a local transformers model: a directory, or a name (`quokka model list`)")
     model.add_argument("--endpoint", help="an OpenAI-compatible endpoint (base URL)")
     parser.add_argument("--set", nargs="+", required=True, type=Path, metavar="SET",
                         help="task files (.yml), folders, tasks.csv files or C files")

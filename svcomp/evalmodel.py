@@ -42,6 +42,7 @@ from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
+from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.results import Verdict
 from quokka.verifier.semantics import UndefinedBehaviour
 
@@ -113,7 +114,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConfig) -> TaskEval:
     """Sample, parse and check the model's candidates for one task (see the module docstring)."""
     try:
-        program = lower(task.program, task.data_model or "LP64")
+        program = lower(task.program, task.data_model or "LP64", UNREACH_CALL)  # as batch reads a task
     except QuokkaError as exc:
         return TaskEval(task.name, task.family, error=str(exc))
     source = task.program.read_text(encoding="utf-8", errors="replace")
@@ -230,7 +231,7 @@ def _speedup(program: Program, task: Task, model: Options, config: EvalConfig) -
 
 
 def open_backend(model: Options, config: EvalConfig) -> Backend:
-    """The model of `--model DIR` or `--endpoint URL`, loaded once for all tasks."""
+    """The model of `--model DIR|NAME` or `--endpoint URL`, loaded once for all tasks."""
     return make_backend(model, LLMConfig.from_options(model.with_(samples=config.samples)))
 
 

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from quokka.invariants.train.sources import read_jsonl
 from quokka.verifier.errors import InputError
+from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.results import Result
 from quokka.verifier.witnesses import (
     WitnessError,
@@ -160,10 +161,11 @@ class LocalBackend:
 
 
 def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]:
-    """The `quokka verify` command line of one task."""
+    """The `quokka verify` command line of one task (its program, checked for `unreach-call`)."""
     data_model = spec.data_model or task.data_model
     command = [*spec.verifier, str(task.program), "--json", "--timeout", f"{spec.limits.timeout_s:g}",
-               "--memory", str(spec.limits.memory_mb)]  # its engines' own limit must fit in ours
+               "--memory", str(spec.limits.memory_mb),  # its engines' own limit must fit in ours
+               "--property", UNREACH_CALL]  # a task's property, not a plain C file's `assert`
     if data_model:
         command += ["--data-model", data_model]
     return (*command, *config.args, *spec.verify_args)

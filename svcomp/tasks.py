@@ -1,9 +1,12 @@
 """SV-COMP verification tasks: task-definition YAML 2.0, directories, `tasks.csv`, bare C files.
 
-A *task* is one program with (at most) one property that Quokka verifies: `unreach-call`
+A *task* is one program with the one property that Quokka verifies: `unreach-call`
 (`reach_error()` is never called). Everything `load_tasks` is given ends up in one of three
-lists: tasks to verify, tasks skipped (no `unreach-call` property) and problems (a task file
-that cannot be read, with its path and the reason). A problem never stops the loading.
+lists: tasks to verify, tasks skipped (none of their properties is supported: the reason is
+`quokka verify`'s, "property not supported: NAME") and problems (a task file that cannot be
+read, with its path and the reason). A problem never stops the loading. Task files are read by
+`quokka.verifier.task` and the property is chosen by `quokka.verifier.properties.decide`, as
+for `quokka verify`.
 
 Task-definition format: https://gitlab.com/sosy-lab/benchmarking/task-definition-format
 (version 2.0: `format_version`, `input_files`, `properties` of `property_file` and
@@ -19,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from quokka.verifier import task as task_files
+from quokka.verifier.properties import decide
 
-UNREACH_CALL = "unreach-call"
-UNREACH_CALL_LTL = "G ! call(reach_error())"
 TASK_SUFFIXES = (".yml", ".yaml")
 PROGRAM_SUFFIXES = (".c", ".i")
 _CSV_BASE_COLUMNS = frozenset({"task", "file", "family", "expected_verdict"})
@@ -260,18 +262,14 @@ def _load_task_file(path: Path, ctx: _Context) -> TaskSet:
         return _task_from_yaml(path, data, ctx)
     except TaskFileError as exc:
         return TaskSet(problems=(Problem(path, str(exc)),))
+    except task_files.TaskFileError as exc:
+        return TaskSet(problems=(Problem(path, exc.reason),))
 
 
 def read_task_yaml(path: Path) -> dict[str, Any]:
-    """The mapping of a task-definition file; raises `TaskFileError` when it is not one."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFileError(f"cannot read: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise TaskFileError(f"not valid YAML: {_one_line(str(exc))}") from exc
-    if not isinstance(data, dict):
-        raise TaskFileError("a task definition must be a YAML mapping")
+    """The mapping of a task-definition file (format 2.0); raises `task_files.TaskFileError`
+    when it cannot be read, `TaskFileError` when it is not a task definition."""
+    data: dict[str, Any] = task_files.load_task_yaml(path)
     version = str(data.get("format_version", ""))
     if version != "2.0":
         raise TaskFileError(f"format_version must be '2.0', got {version or 'nothing'!r}")
@@ -287,11 +285,12 @@ def _task_from_yaml(path: Path, data: Mapping[str, Any], ctx: _Context) -> TaskS
     if language != "C":
         return TaskSet(skipped=(Skipped(path, f"language {language} (only C is verified)"),))
     data_model = _data_model(options.get("data_model"))
-    prop = _unreach_call(path, data.get("properties"))
-    if prop is None:
-        reason = f"no {UNREACH_CALL} property (only {UNREACH_CALL} is verified)"
-        return TaskSet(skipped=(Skipped(path, reason),))
-    expected = prop if prop is not _NO_VERDICT else ctx.expected_csv
+    properties = task_files.task_properties(data, path)
+    choice = decide([p.name for p in properties])
+    if choice.checked is None:
+        return TaskSet(skipped=(Skipped(path, choice.reason),))
+    verdict = next(p.expected for p in properties if p.name == choice.checked)
+    expected = verdict if verdict is not None else ctx.expected_csv
     if ctx.expected_csv is not None and expected != ctx.expected_csv:
         raise TaskFileError(f"expected verdict {expected} disagrees with tasks.csv ({ctx.expected_csv})")
     return TaskSet(tasks=(_make_task(path, program, expected, data_model, ctx),))
@@ -344,37 +343,6 @@ def _data_model(value: Any) -> str | None:
     return str(value)
 
 
-class _NoVerdict:
-    """Marker: the property is there but states no expected verdict."""
-
-
-_NO_VERDICT: Any = _NoVerdict()
-
-
-def _unreach_call(path: Path, value: Any) -> Any:
-    """The expected verdict of the `unreach-call` property, `_NO_VERDICT`, or None (no such property)."""
-    if not isinstance(value, list):
-        raise TaskFileError("properties must be a list")
-    for item in value:
-        if not isinstance(item, dict) or "property_file" not in item:
-            raise TaskFileError("each property needs a property_file")
-        if is_unreach_call(path.parent / str(item["property_file"])):
-            verdict = item.get("expected_verdict", _NO_VERDICT)
-            if verdict is not _NO_VERDICT and not isinstance(verdict, bool):
-                raise TaskFileError(f"expected_verdict must be true or false, got {verdict!r}")
-            return verdict
-    return None
-
-
-def is_unreach_call(property_file: Path) -> bool:
-    """True for the `unreach-call` property: by its file's content, else by its name."""
-    try:
-        text = property_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return property_file.stem == UNREACH_CALL
-    return UNREACH_CALL_LTL in " ".join(text.split())
-
-
 # ----------------------------------------------------------------------------- bare programs
 
 
@@ -391,8 +359,3 @@ def _family_of(program: Path) -> str:
     """A family name from a file name: the stem without a trailing `-N`/`_N` index."""
     stem = _OLD_STYLE.sub("", program.stem)
     return re.sub(r"[-_]\d+$", "", stem) or stem
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-

@@ -62,7 +62,9 @@ def confirm_counterexample(
         compiled_inputs = replay_inputs(execution)
         if isinstance(compiled_inputs, str):
             return None, f"the compiled program cannot follow this path: {compiled_inputs}"
-        compiled = replay_with_compiler(source, compiled_inputs, program.data_model)
+        compiled = replay_with_compiler(
+            source, compiled_inputs, program.data_model, property_name=program.property_name
+        )
         if compiled.status == "not_reached":
             return None, f"the compiled program did not reach the error: {compiled.detail}"
         if compiled.status == "reached":

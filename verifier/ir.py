@@ -354,6 +354,9 @@ class Program:
     body: Block
     loops: tuple[LoopInfo, ...]
     overflow_sites: tuple[Coord, ...] = field(default=())
+    # what its Asserts are (`properties`): "assert" (reach_error and failing assert()) or
+    # "unreach-call" (reach_error only); gcc replay counts the same calls as the error
+    property_name: str = "assert"
 
     def var(self, name: str) -> VarDecl:
         for v in self.variables:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .properties import READINGS
 
 ENGINES = ("houdini", "bmc", "spacer", "testing", "twoquery", "inductive")
 DATA_MODELS = ("ILP32", "LP64")
@@ -21,6 +22,7 @@ class Options:
 
     timeout_s: float = 60.0
     data_model: str | None = None  # None: from the task file, else LP64
+    property: str | None = None  # "unreach-call" | "assert"; None: the task's (unreach-call), else assert
     engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing")
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
@@ -50,6 +52,8 @@ class Options:
             raise InputError(None, f"timeout must be positive, got {self.timeout_s}")
         if self.data_model is not None and self.data_model not in DATA_MODELS:
             raise InputError(None, f"data model must be ILP32 or LP64, got {self.data_model!r}")
+        if self.property is not None and self.property not in READINGS:
+            raise InputError(None, f"property must be {' or '.join(READINGS)}, got {self.property!r}")
         bad = [e for e in self.engines if e not in ENGINES]
         if bad:
             raise InputError(None, f"unknown engine(s): {', '.join(bad)} (known: {', '.join(ENGINES)})")

@@ -10,6 +10,11 @@ A generated harness is linked with the program:
   function is `reach_error`. Whatever the body of `reach_error` (`__assert_fail`, `assert(0)`,
   empty) this sees the call; programs that only declare (or implicitly declare) it get a weak
   definition from the harness;
+* the error is what the IR's Asserts are (`Program.property_name`, `properties`): under
+  `unreach-call` only `reach_error`, and a failing `assert()` aborts in glibc's `__assert_fail`
+  (signal 6: not reached); under `assert` the harness also defines `__assert_fail` and its kin,
+  `__VERIFIER_error` and `__VERIFIER_assert` (weak: the program's own definitions win, and their
+  entry counts as the error too), so a failing `assert()` reaches the error;
 * uninitialised locals are zeroed (`-ftrivial-auto-var-init=zero` where the compiler has it),
   matching an interpreter run that gives 0 to `Havoc`s of origin "uninitialised"
   (`replay_inputs` extracts the nondet inputs of an `Execution` and checks that);
@@ -36,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .interp import Execution
+from .properties import ASSERT
 
 REACHED_STATUS = 86
 _MARK = "@@QK"
@@ -64,9 +70,10 @@ QK static void qk_reached(void) {
   _exit(86);
 }
 QK_WEAK void reach_error(void) { qk_reached(); }
+QK static int qk_is_error(void *fn);
 QK void __cyg_profile_func_enter(void *fn, void *site) {
   (void)site;
-  if (fn == (void *)&reach_error) qk_reached();
+  if (fn == (void *)&reach_error || qk_is_error(fn)) qk_reached();
 }
 QK void __cyg_profile_func_exit(void *fn, void *site) { (void)fn; (void)site; }
 QK void __quokka_head(int line, int column) { fprintf(stderr, "\n@@QK H %d %d\n", line, column); }
@@ -85,6 +92,33 @@ QK_INT(loff_t, long long) QK_INT(sector_t, unsigned long)
 QK_FLT(float, float) QK_FLT(double, double)
 QK_WEAK int unknown(void) { return (int)qk_next(); }
 """
+
+# Only `reach_error` is the error (property unreach-call).
+_REACH_ERROR_ONLY = r"""
+QK static int qk_is_error(void *fn) { (void)fn; return 0; }
+"""
+# A failing assert() is an error too (property assert): the functions the frontend reads as errors.
+_ASSERT_ERRORS = r"""
+QK_WEAK void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) {
+  (void)a; (void)f; (void)l; (void)fn; qk_reached();
+}
+QK_WEAK void __assert_perror_fail(int e, const char *f, unsigned int l, const char *fn) {
+  (void)e; (void)f; (void)l; (void)fn; qk_reached();
+}
+QK_WEAK void __assert(const char *a, const char *f, int l) { (void)a; (void)f; (void)l; qk_reached(); }
+QK_WEAK void __VERIFIER_error(void) { qk_reached(); }
+QK_WEAK void __VERIFIER_assert(int cond) { if (!cond) qk_reached(); }
+QK static int qk_is_error(void *fn) {
+  return fn == (void *)&__assert_fail || fn == (void *)&__assert_perror_fail || fn == (void *)&__assert
+      || fn == (void *)&__VERIFIER_error;
+}
+"""
+
+
+def harness(property_name: str = ASSERT) -> str:
+    """The harness C file for a program whose errors are those of `property_name`."""
+    return _HARNESS + (_ASSERT_ERRORS if property_name == ASSERT else _REACH_ERROR_ONLY)
+
 
 _PROTOTYPES = (
     "void __quokka_head(int, int); void __quokka_val_s(const char *, long long); "
@@ -283,6 +317,7 @@ class CompiledProgram:
 
     binary: Path
     note: str = ""
+    error: str = "reach_error()"  # what the error is, for the details
 
     def run(self, inputs: Sequence[int], *, timeout_s: float = 10) -> ReplayResult:
         """Run once; inputs feed the `__VERIFIER_nondet_*` calls in order (then 0s)."""
@@ -295,14 +330,14 @@ class CompiledProgram:
             return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
         heads = _parse_heads(done.stderr)
         if done.returncode == REACHED_STATUS and f"{_MARK} REACHED" in done.stderr:
-            return ReplayResult("reached", f"reach_error() was called{self.note}", heads)
-        return ReplayResult("not_reached", f"{_describe_exit(done.returncode)}{self.note}", heads)
+            return ReplayResult("reached", f"the program reached {self.error}{self.note}", heads)
+        return ReplayResult("not_reached", f"{_describe_exit(done.returncode, self.error)}{self.note}", heads)
 
 
-def _describe_exit(code: int) -> str:
+def _describe_exit(code: int, error: str) -> str:
     if code < 0:
-        return f"the program was killed by signal {-code} without reaching reach_error()"
-    return f"the program exited with status {code} without reaching reach_error()"
+        return f"the program was killed by signal {-code} without reaching {error}"
+    return f"the program exited with status {code} without reaching {error}"
 
 
 def _parse_heads(stderr: str) -> tuple[HeadHit, ...]:
@@ -345,9 +380,14 @@ def _model_flags(compiler: str, data_model: str, source: str, workdir: Path) -> 
 
 
 def compile_c(
-    c_file: Path, data_model: str, workdir: Path, probes: Sequence[LoopProbe] = ()
+    c_file: Path,
+    data_model: str,
+    workdir: Path,
+    probes: Sequence[LoopProbe] = (),
+    property_name: str = ASSERT,
 ) -> CompiledProgram | ReplayResult:
-    """Build `c_file` with the harness in `workdir`; a `ReplayResult` says why it could not."""
+    """Build `c_file` with the harness in `workdir`; a `ReplayResult` says why it could not.
+    The error is what it is under `property_name` (see the module docstring)."""
     compiler = find_compiler()
     if compiler is None:
         return ReplayResult("unavailable", "no C compiler (gcc or cc) found")
@@ -359,17 +399,19 @@ def compile_c(
     model = _model_flags(compiler, data_model, source, workdir)
     if isinstance(model, str):
         return ReplayResult("unavailable", model)
-    error = _build(compiler, [*model[0], *_write_sources(workdir, program, c_file.suffix)])
+    sources = _write_sources(workdir, program, c_file.suffix, harness(property_name))
+    error = _build(compiler, [*model[0], *sources])
     if error is not None:
         return ReplayResult("error", f"{c_file.name} does not compile: {error}")
-    return CompiledProgram(workdir / "program.bin", model[1])
+    target = "reach_error() or a failing assertion" if property_name == ASSERT else "reach_error()"
+    return CompiledProgram(workdir / "program.bin", model[1], target)
 
 
-def _write_sources(workdir: Path, program: str, suffix: str) -> list[str]:
+def _write_sources(workdir: Path, program: str, suffix: str, harness_text: str) -> list[str]:
     """Write the program and the harness; the compiler arguments that build them."""
     program_file = workdir / f"program{suffix if suffix in ('.c', '.i') else '.c'}"
     program_file.write_text(program)
-    (workdir / "harness.c").write_text(_HARNESS)
+    (workdir / "harness.c").write_text(harness_text)
     return [str(program_file), str(workdir / "harness.c"), "-o", str(workdir / "program.bin")]
 
 
@@ -390,12 +432,18 @@ def _build(compiler: str, args: list[str]) -> str | None:
 
 
 def replay_with_compiler(
-    c_file: Path, inputs: Sequence[int], data_model: str, *, timeout_s: float = 10
+    c_file: Path,
+    inputs: Sequence[int],
+    data_model: str,
+    *,
+    timeout_s: float = 10,
+    property_name: str = ASSERT,
 ) -> ReplayResult:
     """Compile the original program with a nondet harness, run it on `inputs`, report whether
-    `reach_error()` was called. Inputs are the values of the `__VERIFIER_nondet_*` calls in order."""
+    the error of `property_name` was reached (`reach_error()` called; under `assert` also a failed
+    `assert()`). Inputs are the values of the `__VERIFIER_nondet_*` calls in order."""
     with tempfile.TemporaryDirectory(prefix="quokka-replay-") as tmp:
-        built = compile_c(Path(c_file), data_model, Path(tmp))
+        built = compile_c(Path(c_file), data_model, Path(tmp), property_name=property_name)
         if isinstance(built, ReplayResult):
             return built
         return built.run(inputs, timeout_s=timeout_s)

@@ -151,17 +151,16 @@ class LLMProposer:
 
 
 def make_backend(options: Options, config: LLMConfig) -> Backend:
-    """The local model (`--model DIR`) or the endpoint (`--endpoint URL` / `QUOKKA_ENDPOINT`)."""
+    """The local model (`--model DIR` or a name `quokka model pull` installed, `llm.registry`) or
+    the endpoint (`--endpoint URL` / `QUOKKA_ENDPOINT`)."""
     if options.model and options.endpoint:
         raise InputError(None, "give either a model directory or an endpoint, not both")
     if options.model:
-        from pathlib import Path
-
         from .local import LocalBackend
+        from .registry import resolve_model
 
-        if not Path(options.model).expanduser().is_dir():
-            raise ModelError(f"model directory not found: {options.model}")
-        return LocalBackend(options.model, config.dtype, config.device, config.threads)
+        found = resolve_model(options.model)
+        return LocalBackend(found.directory, config.dtype, config.device, config.threads, found.adapter)
     from .endpoint import EndpointBackend
 
     return EndpointBackend(options.endpoint, config.api_key, config.model_name)

@@ -23,6 +23,11 @@ MAX_DIGITS = 10
 _HEAD, _NUM, _MID, _COND, _TAIL, _DONE = range(6)
 
 
+def answer_start(line: int) -> str:
+    """The fixed start of every answer line for insertion line `line`."""
+    return f"{HEAD}{line}{MID}"
+
+
 class GrammarState(NamedTuple):
     """Where an answer prefix stands. `word`: the identifier, number, line number or operator
     being written; `operand`: COND expects an operand next; `pos`: index into a literal."""

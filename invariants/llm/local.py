@@ -1,9 +1,10 @@
 """A local `transformers` causal LM as a backend: Best-of-N sampling over one shared prompt prefill.
 
-The prompt is run through the model once; its KV cache is then repeated to N rows and the N
-answers are sampled together, token by token (rows that finish are dropped from the batch). On a
-CPU the prompt (hundreds of tokens) costs far more than one decoding step, so this is close to N
-times cheaper than prefilling N copies. torch and transformers are imported here, lazily.
+The prompt is run through the model once, on one row, and kept while the next requests repeat it
+(the per-loop shares of a proposal round); its KV cache is copied into a preallocated cache of N
+rows and the N answers are sampled together, token by token. On a CPU the prompt (hundreds of
+tokens) costs far more than one decoding step, so this is close to N times cheaper than
+prefilling N copies. torch and transformers are imported here, lazily.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Message, ModelError, SampleRequest
-from .grammar import GrammarState, TokenConstraint
+from .grammar import AnswerGrammar, GrammarState, TokenConstraint, answer_start
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
 
@@ -70,25 +71,6 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, boo
     return "\n\n".join([*lines, "Assistant:"]), True
 
 
-def _expand_cache(cache: Any, n: int) -> Any:
-    """The prompt's KV cache repeated to `n` rows (a `Cache` object, or legacy tuples)."""
-    if hasattr(cache, "batch_repeat_interleave"):
-        cache.batch_repeat_interleave(n)
-        return cache
-    return tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in cache)
-
-
-def _select_rows(cache: Any, rows: Any) -> Any:
-    if hasattr(cache, "batch_select_indices"):
-        cache.batch_select_indices(rows)
-        return cache
-    return tuple(tuple(t[rows] for t in layer) for layer in cache)
-
-
-def _cache_of(output: Any) -> Any:
-    return output.cache if hasattr(output, "cache") else output.past_key_values
-
-
 def _next_tokens(logits: Any, request: SampleRequest, generator: Any) -> Any:
     import torch
 
@@ -108,12 +90,23 @@ STOP = -1  # no token the grammar allows: the row ends
 
 
 @dataclass
-class _Batch:
-    """The rows still being sampled: their answer indices, tokens so far, KV cache and, when
-    decoding is constrained, the grammar state of each answer."""
+class _Prompt:
+    """A prompt run through the model once, on one row: its token ids, each layer's keys and
+    values, and the logits after its last token. Requests that repeat the prompt (the per-loop
+    shares of one proposal round) reuse it."""
 
-    rows: list[int]
+    ids: tuple[int, ...]
+    layers: list[tuple[Any, Any]]
+    logits: Any
+
+
+@dataclass
+class _Batch:
+    """The rows being sampled: tokens so far, which rows still run, the KV cache and, when decoding
+    is constrained, each row's grammar state."""
+
     tokens: list[list[int]]
+    active: list[bool]
     cache: Any
     states: list[GrammarState]
     constraint: TokenConstraint | None = None
@@ -146,6 +139,9 @@ class LocalModel:
         self.cache_arg = "cache" if "cache" in params else "past_key_values"
         self.prefill_args = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         self._texts: list[str] | None = None
+        self._prompt: _Prompt | None = None
+        pad = tokenizer.pad_token_id
+        self.pad = int(pad if pad is not None else min(self.eos, default=0))
 
     def constraint(self, request: SampleRequest) -> TokenConstraint | None:
         if request.grammar is None:
@@ -177,50 +173,98 @@ class LocalModel:
         return [self.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
 
     def sample_ids(self, prompt_ids: Any, request: SampleRequest) -> list[list[int]]:
+        """`request.n` answers (token ids), decoded together from one prefill of the prompt.
+
+        The prompt's KV cache is copied into a preallocated cache of n rows (a growing cache copies
+        itself at every step, which costs more than the model on a CPU). When the grammar names one
+        insertion line, the answer's fixed start `After line X, insert assume(` is forced, not
+        sampled.
+        """
         import torch
 
         if request.n <= 0:
             return []
-        self._check_length(int(prompt_ids.shape[1]), request.max_new_tokens)
+        forced = self.forced_ids(request.grammar)
+        self._check_length(int(prompt_ids.shape[1]) + len(forced), request.max_new_tokens)
         deadline = time.monotonic() + request.timeout_s
         generator = torch.Generator(device=self.device).manual_seed(request.seed)
         with torch.inference_mode():
-            out = self.model(input_ids=prompt_ids, use_cache=True, **self.prefill_args)
-            logits = out.logits[:, -1, :].expand(request.n, -1)
-            batch = _Batch(list(range(request.n)), [[] for _ in range(request.n)],
-                           _expand_cache(_cache_of(out), request.n),
-                           [GrammarState()] * request.n, self.constraint(request))  # fmt: skip
+            batch, logits = self._start(prompt_ids, forced, request)
             for _ in range(request.max_new_tokens):
                 logits = self._step(batch, logits, request, generator)
                 if logits is None or time.monotonic() > deadline:
                     break
-        return batch.tokens
+        return [forced + tokens for tokens in batch.tokens]
+
+    def forced_ids(self, grammar: AnswerGrammar | None) -> list[int]:
+        """The tokens of `After line X, insert assume(` when `grammar` allows one line X, else []."""
+        if grammar is None or len(grammar.lines) != 1:
+            return []
+        text = answer_start(grammar.lines[0])
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _start(self, prompt_ids: Any, forced: list[int], request: SampleRequest) -> tuple[_Batch, Any]:
+        import torch
+
+        n = request.n
+        prompt = self._prefill(prompt_ids)
+        cache = self._cache_of_rows(prompt, n, len(prompt.ids) + len(forced) + request.max_new_tokens)
+        logits = prompt.logits.expand(n, -1)
+        constraint = self.constraint(request)
+        state = GrammarState()
+        if forced:
+            feed = torch.tensor([forced] * n, device=self.device)
+            logits = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: cache}).logits[:, -1, :]
+            if constraint is not None:
+                state = constraint.grammar.advance(state, self.tokenizer.decode(forced)) or state
+        batch = _Batch([[] for _ in range(n)], [True] * n, cache, [state] * n, constraint)
+        return batch, logits
+
+    def _prefill(self, prompt_ids: Any) -> _Prompt:
+        """The prompt run through the model on one row (reused when the last prompt repeats)."""
+        from transformers import DynamicCache
+
+        ids = tuple(int(i) for i in prompt_ids[0].tolist())
+        if self._prompt is not None and self._prompt.ids == ids:
+            return self._prompt
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(input_ids=prompt_ids, use_cache=True, **{self.cache_arg: cache}, **self.prefill_args)
+        layers = [(layer.keys, layer.values) for layer in cache.layers]  # type: ignore[union-attr]
+        self._prompt = _Prompt(ids, layers, out.logits[:, -1, :])
+        return self._prompt
+
+    def _cache_of_rows(self, prompt: _Prompt, rows: int, length: int) -> Any:
+        """A preallocated cache of `rows` rows and `length` positions, each row holding the prompt."""
+        from transformers import StaticCache
+
+        cache = StaticCache(config=self.model.config, max_cache_len=length)
+        for i, (keys, values) in enumerate(prompt.layers):
+            cache.update(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1), i)
+        return cache
 
     def _step(self, batch: _Batch, logits: Any, request: SampleRequest, generator: Any) -> Any:
-        """Sample one token per active row, drop finished rows, run the model once more."""
+        """Sample one token per running row, end the rows that finish, run the model once more
+        (on every row: finished ones are fed their last token and ignored)."""
         import torch
 
         chosen = _next_tokens(logits, request, generator).tolist()
-        if (constraint := batch.constraint) is not None:
-            chosen = [
-                _constrained(batch, constraint, pos, tok, logits, request, generator)
-                for pos, tok in enumerate(chosen)
-            ]
-        keep = []
-        for pos, (row, tok) in enumerate(zip(batch.rows, chosen, strict=True)):
-            if tok in self.eos or tok == STOP:
-                continue
-            batch.tokens[row].append(tok)
-            keep.append(pos)
-        if not keep:
+        for row, tok in enumerate(chosen):
+            if batch.active[row]:
+                self._take(batch, row, tok, logits, request, generator)
+        if not any(batch.active):
             return None
-        if len(keep) < len(batch.rows):
-            batch.cache = _select_rows(batch.cache, torch.tensor(keep, device=self.device))
-            batch.rows = [batch.rows[p] for p in keep]
-        feed = torch.tensor([[batch.tokens[r][-1]] for r in batch.rows], device=self.device)
+        feed = torch.tensor([[t[-1] if t else self.pad] for t in batch.tokens], device=self.device)
         out = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: batch.cache})
-        batch.cache = _cache_of(out)
         return out.logits[:, -1, :]
+
+    def _take(self, batch: _Batch, row: int, tok: int, logits: Any, request: SampleRequest,
+              generator: Any) -> None:  # fmt: skip
+        if (constraint := batch.constraint) is not None:
+            tok = _constrained(batch, constraint, row, tok, logits, request, generator)
+        if tok in self.eos or tok == STOP:
+            batch.active[row] = False
+        else:
+            batch.tokens[row].append(tok)
 
     def _check_length(self, prompt_tokens: int, new_tokens: int) -> None:
         if self.context and prompt_tokens + new_tokens > self.context:
@@ -233,25 +277,24 @@ class LocalModel:
 def _constrained(
     batch: _Batch,
     constraint: TokenConstraint,
-    pos: int,
+    row: int,
     token: int,
     logits: Any,
     request: SampleRequest,
     generator: Any,
 ) -> int:
-    """`token` when the grammar allows it for row `pos`, else one drawn from the allowed tokens
+    """`token` when the grammar allows it for `row`, else one drawn from the allowed tokens
     with the row's own probabilities (for plain temperature sampling, the two steps together
     sample exactly from the distribution restricted to the allowed tokens)."""
     import torch
 
-    row = batch.rows[pos]
     state = constraint.step(batch.states[row], token)
     if state is None:
         allowed = constraint.allowed(batch.states[row])
         if not allowed:
             return STOP
         ids = torch.tensor(allowed, device=logits.device)
-        token = allowed[int(_next_tokens(logits[pos : pos + 1, ids], request, generator)[0])]
+        token = allowed[int(_next_tokens(logits[row : row + 1, ids], request, generator)[0])]
         state = constraint.step(batch.states[row], token)
     if state is not None:
         batch.states[row] = state
@@ -269,7 +312,7 @@ def memory_hint() -> str:
     )
 
 
-def _load(directory: Path, dtype: str, device: str) -> LocalModel:
+def _load(directory: Path, dtype: str, device: str, adapter: Path | None = None) -> LocalModel:
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
@@ -282,6 +325,10 @@ def _load(directory: Path, dtype: str, device: str) -> LocalModel:
         model: Any = AutoModelForCausalLM.from_pretrained(
             str(directory), dtype=choose_dtype(dtype, dev), local_files_only=True
         )
+        if adapter is not None:
+            from .registry import apply_adapter
+
+            model = apply_adapter(model, adapter)
         model.to(dev)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load a causal language model from {directory}: {exc}") from exc
@@ -292,35 +339,48 @@ def _load(directory: Path, dtype: str, device: str) -> LocalModel:
 
 
 @cache
-def _cached(directory: Path, dtype: str, device: str) -> LocalModel:
-    return _load(directory, dtype, device)
+def _cached(directory: Path, dtype: str, device: str, adapter: Path | None) -> LocalModel:
+    return _load(directory, dtype, device, adapter)
 
 
-def load_model(directory: str | Path, dtype: str = "auto", device: str = "auto") -> LocalModel:
-    """The model in `directory`, loaded once per process (cached by resolved path, dtype, device)."""
+def load_model(
+    directory: str | Path, dtype: str = "auto", device: str = "auto", adapter: Path | None = None
+) -> LocalModel:
+    """The model in `directory`, with the LoRA adapter in `adapter` merged in if given, loaded once
+    per process (cached by resolved paths, dtype, device)."""
     path = Path(directory).expanduser().resolve()
     if not path.is_dir():
         raise ModelError(f"model directory not found: {directory}")
-    return _cached(path, dtype, device)
+    lora = None if adapter is None else Path(adapter).expanduser().resolve()
+    if lora is not None and not lora.is_dir():
+        raise ModelError(f"adapter directory not found: {adapter}")
+    return _cached(path, dtype, device, lora)
 
 
 class LocalBackend:
     """A `Backend` over a model directory; the model is loaded at the first request.
 
-    `threads` sets torch's CPU threads first (0: half the cores; None: leave torch's setting).
+    `threads` sets torch's CPU threads first (0: half the cores; None: leave torch's setting);
+    `adapter`, a LoRA adapter folder, is merged into the model when it is loaded.
     """
 
     constrains = True  # honours `SampleRequest.grammar`
 
     def __init__(
-        self, directory: str | Path, dtype: str = "auto", device: str = "auto", threads: int | None = None
+        self,
+        directory: str | Path,
+        dtype: str = "auto",
+        device: str = "auto",
+        threads: int | None = None,
+        adapter: Path | None = None,
     ) -> None:
         self.directory = directory
         self.dtype = dtype
         self.device = device
         self.threads = threads
+        self.adapter = adapter
 
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
         if self.threads is not None:
             set_threads(self.threads)
-        return load_model(self.directory, self.dtype, self.device).sample(messages, request)
+        return load_model(self.directory, self.dtype, self.device, self.adapter).sample(messages, request)

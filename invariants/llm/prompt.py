@@ -1,5 +1,9 @@
-"""The Quokka prompt: the program with `// line N` markers, its insertion points, its assertions
-and the answer format.
+"""The Quokka prompt: the program's code with `// line N` markers, its insertion points, its
+assertions and the answer format.
+
+The program is shown as its `Outline`: without comments, blank lines and the SV-COMP harness
+(prototypes, `reach_error`, `__VERIFIER_assert`, ...), which a reader knows and which cost a CPU
+model about a third of its prompt; line numbers stay those of the file.
 
 `build_messages` is the one place chat messages are made, for sampling and for fine-tuning alike:
 it is pure (no model, no torch) and depends only on the program, its source text and the prompt
@@ -9,7 +13,7 @@ data file `prompts.toml`.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -17,7 +21,7 @@ from string import Template
 from typing import Any
 
 from quokka.verifier.errors import InputError
-from quokka.verifier.frontend import assertions_in_text
+from quokka.verifier.frontend import Outline, outline_text
 from quokka.verifier.ir import LoopInfo, Program
 from quokka.verifier.printer import format_type_decl
 
@@ -48,6 +52,7 @@ class Example:
     source: str
     insertion_points: str
     answer: str
+    loop_lines: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,8 @@ def parse_prompt_data(data: Mapping[str, Any]) -> PromptData:
         name: PromptTemplate(t["system"], t["user"], t["feedback"]) for name, t in data["templates"].items()
     }
     examples = tuple(
-        Example(e["source"], e["insertion_points"], e["answer"]) for e in data.get("examples", ())
+        Example(e["source"], e["insertion_points"], e["answer"], tuple(e.get("loop_lines", ())))
+        for e in data.get("examples", ())
     )
     return PromptData(templates, examples)
 
@@ -83,6 +89,11 @@ def number_lines(source: str) -> str:
     """`source` with `// line N` appended to every non-blank line (N counts from 1)."""
     lines = source.splitlines()
     return "\n".join(f"{line}  // line {n}" if line.strip() else line for n, line in enumerate(lines, 1))
+
+
+def number_code_lines(lines: Sequence[tuple[int, str]], marked: Collection[int]) -> str:
+    """Each `(N, text)`, as `text  // line N` when N is `marked`."""
+    return "\n".join(f"{text}  // line {n}" if n in marked else text for n, text in lines)
 
 
 def describe_loop(program: Program, info: LoopInfo) -> str:
@@ -97,16 +108,33 @@ def insertion_points(program: Program) -> str:
 
 
 @lru_cache(maxsize=256)
+def _outline(source: str, data_model: str) -> Outline | None:
+    try:
+        return outline_text(source, "<prompt>", data_model)
+    except InputError:  # the program lowered: an assertion too deep to print, or an include not found
+        return None
+
+
+def show_program(source: str, data_model: str = "LP64", loop_lines: Collection[int] = ()) -> str:
+    """The program as the prompt shows it: its outline's code lines, with `// line N` on the loop
+    lines and the assertions' lines, the lines the rest of the prompt names (all of `source`,
+    every line numbered, when it cannot be outlined)."""
+    outline = _outline(source, data_model)
+    if outline is None:
+        return number_lines(source)
+    return number_code_lines(outline.code_lines, {*loop_lines, *(a.line for a in outline.assertions)})
+
+
 def describe_assertions(source: str, data_model: str = "LP64") -> str:
     """`- at line N: COND` for the program's assertion calls (at most `MAX_ASSERTIONS`), as written.
 
     Repeated next to the insertion points because an assertion in a loop is often its invariant,
     and a model copies it more easily from there than from far back in a long program.
     """
-    try:
-        found = assertions_in_text(source, "<prompt>", data_model)
-    except InputError:  # the program lowered: an assertion too deep to print, or an include not found
+    outline = _outline(source, data_model)
+    if outline is None:
         return NOT_REPEATED
+    found = outline.assertions
     lines = [f"- at line {a.line}: {a.condition}" for a in found[:MAX_ASSERTIONS]]
     if len(found) > MAX_ASSERTIONS:
         lines.append(f"- and {len(found) - MAX_ASSERTIONS} more: see the program")
@@ -132,9 +160,11 @@ def _template(config: PromptConfig) -> PromptTemplate:
     return templates[config.variant]
 
 
-def _user_text(t: PromptTemplate, source: str, points: str, ctis: str, data_model: str) -> str:
+def _user_text(
+    t: PromptTemplate, source: str, points: str, ctis: str, data_model: str, loop_lines: Collection[int]
+) -> str:
     text = Template(t.user).substitute(
-        program=number_lines(source),
+        program=show_program(source, data_model, loop_lines),
         insertion_points=points,
         assertions=describe_assertions(source, data_model),
     )
@@ -154,12 +184,12 @@ def build_messages(
     t = _template(config)
     messages = [{"role": "system", "content": t.system}]
     for ex in prompt_data().examples[: config.few_shot]:
-        messages.append(
-            {"role": "user", "content": _user_text(t, ex.source, ex.insertion_points, "", "LP64")}
-        )
+        user = _user_text(t, ex.source, ex.insertion_points, "", "LP64", ex.loop_lines)
+        messages.append({"role": "user", "content": user})
         messages.append({"role": "assistant", "content": _example_answer(ex, config)})
     ctis_text = describe_ctis(program, ctis or {})
-    user = _user_text(t, source, insertion_points(program), ctis_text, program.data_model)
+    lines = [info.insert_after_line for info in program.loops]
+    user = _user_text(t, source, insertion_points(program), ctis_text, program.data_model, lines)
     messages.append({"role": "user", "content": user})
     return messages
 

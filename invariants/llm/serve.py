@@ -167,17 +167,24 @@ class ChatServer:
 
 
 def model_server(directory: str, host: str = "127.0.0.1", port: int = 0, dtype: str = "auto") -> ChatServer:
-    """A `ChatServer` over the transformers model in `directory` (loaded now)."""
+    """A `ChatServer` over the transformers model in `directory`, or the model of that name
+    (`quokka model pull`), loaded now."""
     from .local import load_model
+    from .registry import resolve_model
 
-    model = load_model(directory, dtype)
+    found = resolve_model(directory)
+    model = load_model(found.directory, dtype, adapter=found.adapter)
     return ChatServer(model.sample, model=str(directory), host=host, port=port)
 
 
 def _run(args: argparse.Namespace) -> int:
     import sys
 
-    server = model_server(args.directory, args.host, args.port, args.dtype)
+    try:
+        server = model_server(args.directory, args.host, args.port, args.dtype)
+    except QuokkaError as exc:
+        sys.stderr.write(f"quokka serve-model: {exc}\n")
+        return 2
     sys.stderr.write(f"serving {args.directory} at {server.url}/v1/chat/completions\n")
     try:
         server.serve_forever()
@@ -191,7 +198,9 @@ def _run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """`quokka serve-model DIR`: serve a local model through the chat-completions API."""
     p = subparsers.add_parser("serve-model", help="serve a local transformers model (OpenAI-compatible API)")
-    p.add_argument("directory", help="model directory (config, weights, tokenizer)")
+    p.add_argument(
+        "directory", help="model directory (config, weights, tokenizer) or name (`quokka model list`)"
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--dtype", default="auto", help="auto, bf16, fp32 or fp16")

@@ -23,7 +23,8 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     start = p.add_mutually_exclusive_group(required=True)
-    start.add_argument("--base", type=Path, help="a transformers model directory to start from")
+    start.add_argument("--base", help="a transformers model to start from: a directory, or a base model's "
+                       "name (`quokka model list`, e.g. smollm2-135m)")
     start.add_argument("--init-small", choices=["tiny", "small"], help="a new small Llama (CPU)")
     p.add_argument("--data", type=Path, required=True, help="folder with train.jsonl and val.jsonl")
     p.add_argument("--out", type=Path, required=True, help="output model folder")
@@ -38,16 +39,35 @@ def register(subparsers: Any) -> None:
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1; 0: torch's)")
     p.add_argument("--save-steps", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where to train (default: cuda when there is one)")
     p.set_defaults(func=run)
+
+
+def base_directory(spec: str | None) -> Path | None:
+    """The checkpoint `--base` names: a directory, or a pulled base model (not an adapter model)."""
+    if spec is None:
+        return None
+    from ..llm.registry import resolve_model
+
+    found = resolve_model(spec)
+    if found.adapter is not None:
+        raise QuokkaError(f"--base {spec}: a fine-tuned model is a base plus an adapter; start from its base")
+    return found.directory
 
 
 def run(args: argparse.Namespace) -> int:
     from .finetune import FinetuneConfig, finetune
 
+    try:
+        base = base_directory(args.base)
+    except QuokkaError as exc:
+        sys.stderr.write(f"quokka finetune: {exc}\n")
+        return 2
     config = FinetuneConfig(
         data=args.data,
         out=args.out,
-        base=args.base,
+        base=base,
         init_small=args.init_small,
         lora=args.lora,
         epochs=args.epochs,
@@ -60,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         save_steps=args.save_steps,
         max_minutes=args.max_minutes,
+        device=args.device,
     )
     try:
         s = finetune(config)

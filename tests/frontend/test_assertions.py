@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from quokka.verifier.errors import InputError
-from quokka.verifier.frontend import Assertion, assertions_in_text, find_assertions
+from quokka.verifier.frontend import Assertion, assertions_in_text, find_assertions, outline_text
 
 SRC = """#include <assert.h>
 extern int __VERIFIER_nondet_int(void);
@@ -53,3 +53,47 @@ def test_assertions_in_text_are_those_of_the_same_file(tmp_path: Path) -> None:
     path = tmp_path / "p.c"
     path.write_text(SRC)
     assert assertions_in_text(SRC, "p.c") == find_assertions(path)
+
+
+OUTLINED = """#include <assert.h>
+/* the harness */
+extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { assert(0); }
+void __VERIFIER_assert(int cond) {
+  if (!(cond)) { reach_error(); }
+}
+
+int limit = 10;  // a global stays
+int main() {
+  int i = 0;  /* counts */
+
+  while (i < limit) {
+    __VERIFIER_assert(i >= 0);
+    i++;
+  }
+  return 0;
+}
+"""
+
+
+def test_the_outline_keeps_the_code_lines_with_their_numbers_and_drops_the_harness() -> None:
+    outline = outline_text(OUTLINED, "o.c")
+    assert outline.code_lines == (
+        (10, "int limit = 10;"),
+        (11, "int main() {"),
+        (12, "  int i = 0;"),
+        (14, "  while (i < limit) {"),
+        (15, "    __VERIFIER_assert(i >= 0);"),
+        (16, "    i++;"),
+        (17, "  }"),
+        (18, "  return 0;"),
+        (19, "}"),
+    )
+    assert outline.assertions == (Assertion(15, "i >= 0"),)
+
+
+def test_a_harness_definition_after_main_is_dropped_too() -> None:
+    source = "void __VERIFIER_assert(int c);\nint main() {\n  __VERIFIER_assert(1);\n}\n"
+    source += "void __VERIFIER_assert(int c) {\n  if (!c) {}\n}\n"
+    assert [n for n, _ in outline_text(source, "late.c").code_lines] == [2, 3, 4]

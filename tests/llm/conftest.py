@@ -44,6 +44,6 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory, program) -> TinyModel:
     tokenizer = train_tokenizer([*texts, SOURCE], directory)
     model = build_model(directory, tokenizer)
     prompt, _ = render_prompt(tokenizer, build_messages(program, SOURCE))
-    loss = teach(model, tokenizer, prompt, TAUGHT)
+    loss = teach(model, tokenizer, prompt, TAUGHT, steps=200)
     model.save_pretrained(str(directory))
     return TinyModel(directory, loss)

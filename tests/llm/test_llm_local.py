@@ -56,20 +56,46 @@ def test_sampling_is_deterministic_per_seed(tiny_model, program):
     assert any(f"After line {LINE}, insert assume(" in a for a in first)
 
 
-def test_prompt_is_prefilled_once_for_all_samples(tiny_model, program):
+def test_prompt_is_prefilled_once_for_all_samples_and_for_the_next_request(tiny_model, program):
     lm = load_model(tiny_model.directory, "fp32")
+    messages = build_messages(program, SOURCE + "int after_main = 1;\n")
     shapes = []
     hook = lm.model.register_forward_pre_hook(
         lambda mod, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
     )
     try:
-        lm.sample(build_messages(program, SOURCE), SampleRequest(n=6, temperature=1.0, max_new_tokens=40))
+        lm.sample(messages, SampleRequest(n=6, temperature=1.0, max_new_tokens=40))
+        first = len(shapes)
+        lm.sample(messages, SampleRequest(n=3, temperature=1.0, max_new_tokens=40, seed=1))
     finally:
         hook.remove()
-    prompt_len = lm.encode(build_messages(program, SOURCE)).shape[1]
+    prompt_len = lm.encode(messages).shape[1]
     assert shapes[0] == (1, prompt_len)
-    assert all(s[1] == 1 and s[0] <= 6 for s in shapes[1:])
-    assert len(shapes) <= 41
+    assert all(s == (6, 1) for s in shapes[1:first]) and first <= 41
+    assert all(s == (3, 1) for s in shapes[first:])  # the same prompt again: no second prefill
+
+
+def test_a_pinned_grammar_forces_the_answer_start(tiny_model, program):
+    lm = load_model(tiny_model.directory, "fp32")
+    grammar = answer_grammar(program).pinned(LINE)
+    forced = lm.forced_ids(grammar)
+    assert lm.tokenizer.decode(forced) == f"After line {LINE}, insert assume("
+    request = SampleRequest(n=4, max_new_tokens=40, grammar=grammar)
+    answers = lm.sample(build_messages(program, SOURCE), request)
+    assert all(a.startswith(f"After line {LINE}, insert assume(") for a in answers)
+    assert all(grammar.advance(grammar.start(), a) is not None for a in answers), answers
+
+
+def test_static_cache_decoding_equals_recomputing_the_whole_sequence(tiny_model, program):
+    lm = load_model(tiny_model.directory, "fp32")
+    ids = lm.encode(build_messages(program, SOURCE + "int greedy = 2;\n"))
+    mine = lm.sample_ids(ids, SampleRequest(n=2, temperature=0, max_new_tokens=12))
+    with torch.inference_mode():
+        whole = ids
+        for _ in range(len(mine[0])):
+            step = lm.model(input_ids=whole).logits[:, -1, :].argmax(-1, keepdim=True)
+            whole = torch.cat([whole, step], dim=1)
+    assert mine[0] == mine[1] == whole[0, ids.shape[1]:].tolist()
 
 
 def test_time_limit_stops_sampling(tiny_model, program):

@@ -37,13 +37,13 @@ def test_messages_have_numbered_program_and_insertion_points(program):
 def test_the_assertions_are_repeated_after_the_insertion_points(program):
     user = build_messages(program, SOURCE)[-1]["content"]
     points = user.index(f"- After line {LINE}: a loop")
-    assert user.index("The assertions to prove:\n- at line 15: s == 3 * n\n") > points
+    assert user.index("Assertions:\n- at line 15: s == 3 * n\n") > points
 
 
 def test_a_program_without_assertion_calls_says_so():
     source = SOURCE.replace("__VERIFIER_assert(s == 3 * n);", "if (s != 3 * n) reach_error();")
     program = lower_source(source, "err.c", "LP64")
-    assert f"The assertions to prove:\n{NO_ASSERTIONS}\n" in build_messages(program, source)[-1]["content"]
+    assert f"Assertions:\n{NO_ASSERTIONS}\n" in build_messages(program, source)[-1]["content"]
 
 
 def test_at_most_max_assertions_are_repeated():
@@ -57,7 +57,7 @@ def test_at_most_max_assertions_are_repeated():
 def test_an_assertion_too_deep_to_print_is_not_repeated():
     source = SOURCE.replace("__VERIFIER_assert(s == 3 * n);", "__VERIFIER_assert(" + "- " * 300 + "s == 0);")
     program = lower_source(source, "deep.c", "LP64")
-    assert f"The assertions to prove:\n{NOT_REPEATED}\n" in build_messages(program, source)[-1]["content"]
+    assert f"Assertions:\n{NOT_REPEATED}\n" in build_messages(program, source)[-1]["content"]
 
 
 def test_build_messages_is_pure(program):
@@ -68,7 +68,7 @@ def test_few_shot_examples_come_as_user_assistant_pairs(program):
     messages = build_messages(program, SOURCE, config=PromptConfig(few_shot=2))
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert messages[2]["content"] == prompt_data().examples[0].answer
-    assert "// line 6" in messages[1]["content"]
+    assert "while (1) {  // line 27" in messages[1]["content"]
 
 
 def test_cot_variant_asks_for_an_annotation_block(program):
@@ -109,3 +109,17 @@ def test_prompt_module_does_not_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_program_is_shown_without_its_harness_and_with_only_the_named_lines_marked(program):
+    user = build_messages(program, SOURCE)[-1]["content"]
+    assert "reach_error" not in user and "extern" not in user and "void assume_abort_if_not" not in user
+    assert "  int n = __VERIFIER_nondet_int();\n" in user  # unmarked: no part of the prompt names it
+    assert "  __VERIFIER_assert(s == 3 * n);  // line 15\n" in user  # the assertion's line
+    assert user.count("// line") == 2
+
+
+def test_a_program_that_cannot_be_outlined_is_shown_whole_with_every_line_numbered():
+    source = SOURCE.replace("__VERIFIER_assert(s == 3 * n);", "__VERIFIER_assert(" + "- " * 300 + "s == 0);")
+    user = build_messages(lower_source(source, "deep.c", "LP64"), source)[-1]["content"]
+    assert "void reach_error(void) {}  // line 3" in user

@@ -56,6 +56,7 @@ def test_cmdline_takes_file_data_model_and_time_budget(tool: BaseTool2, tmp_path
     limits = BaseTool2.ResourceLimits(cputime=900, walltime=None, memory=None, cpu_cores=2)
     cmd = tool.cmdline("quokka", ["--engines", "houdini"], task, limits)
     assert cmd == ["quokka", "verify", str(folder / "a.c"), "--json", "--engines", "houdini",
+                   "--property", "unreach-call",
                    "--data-model", "ILP32", "--timeout", "405"]
     no_overflow = BaseTool2.Task.with_files([str(folder / "a.c")],
                                             property_file=str(tmp_path / "properties" / "no-overflow.prp"))

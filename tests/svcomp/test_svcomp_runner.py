@@ -91,7 +91,8 @@ def test_command_and_interleaving(tmp_path: Path) -> None:
                      verify_args=("--proposers", "none"), verifier=("qv",))
     command = task_command(spec, spec.configs[1], tasks[0])
     assert command == ("qv", str(tasks[0].program), "--json", "--timeout", "5", "--memory", "1024",
-                       "--data-model", "ILP32", "--engines", "spacer", "--proposers", "none")
+                       "--property", "unreach-call", "--data-model", "ILP32", "--engines", "spacer",
+                       "--proposers", "none")
     run_a = RunInfo(id=1, signature="a", config="default")
     run_b = RunInfo(id=2, signature="b", config="spacer")
     jobs = plan_jobs(spec, [(run_a, spec.configs[0], set()), (run_b, spec.configs[1], {tasks[0].key})])

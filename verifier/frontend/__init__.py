@@ -3,16 +3,18 @@
 Only this package imports pycparser.
 """
 
-from .assertions import Assertion, assertions_in_text, find_assertions
+from .assertions import Assertion, Outline, assertions_in_text, find_assertions, outline_text
 from .invariant import find_acsl_invariants, parse_invariant
 from .lower import lower, lower_source
 
 __all__ = [
     "Assertion",
+    "Outline",
     "assertions_in_text",
     "find_acsl_invariants",
     "find_assertions",
     "lower",
     "lower_source",
+    "outline_text",
     "parse_invariant",
 ]

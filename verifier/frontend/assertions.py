@@ -1,7 +1,9 @@
-"""The assertions a C file states, as C text: `find_assertions`.
+"""What a C file states, for a reader: its assertions as C text (`find_assertions`) and its code
+lines without comments and without the SV-COMP harness (`outline_text`).
 
 Used where a program's own assertion is a candidate loop invariant (training data), so the text is
-what the programmer wrote, regenerated from pycparser's AST (macros such as `assert` expanded).
+what the programmer wrote, regenerated from pycparser's AST (macros such as `assert` expanded), and
+by the language-model prompt, which shows a program as compactly as it can be read.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from typing import Any
 from pycparser import c_ast, c_generator
 
 from ..errors import Coord, InputError
-from .calls import ASSERT_FUNCTIONS
+from .calls import ASSERT_FUNCTIONS, ASSUME_FUNCTIONS, ERROR_FUNCTIONS
+from .coords import CoordMap, blank_comments
 from .lower import parse_source, read_source, walk_ast
+
+HARNESS_FUNCTIONS = ERROR_FUNCTIONS | ASSUME_FUNCTIONS | ASSERT_FUNCTIONS
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,16 @@ class Assertion:
 
     line: int
     condition: str
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A file as a reader needs it: its assertions, and its code lines `(line, text)` without
+    comments, blank lines, `#include`s, function prototypes and the definitions of the SV-COMP
+    harness functions (`reach_error`, `__VERIFIER_assert`, `assume_abort_if_not`, ...)."""
+
+    assertions: tuple[Assertion, ...]
+    code_lines: tuple[tuple[int, str], ...]
 
 
 def _callee(node: Any) -> str | None:
@@ -43,6 +58,46 @@ def assertions_in_text(
 ) -> tuple[Assertion, ...]:
     """`find_assertions` of C text (`filename` names it in errors; `directory` resolves includes)."""
     ast, coords = parse_source(text, filename, data_model, directory)
+    return _assertions(ast, coords)
+
+
+def outline_text(
+    text: str, filename: str, data_model: str = "LP64", directory: Path | None = None
+) -> Outline:
+    """The `Outline` of C text; raises what `assertions_in_text` raises."""
+    ast, coords = parse_source(text, filename, data_model, directory)
+    hidden = _harness_lines(ast, coords, text.count("\n") + 1)
+    lines = [
+        (n, line.rstrip())
+        for n, line in enumerate(blank_comments(text).split("\n"), 1)
+        if n not in hidden and line.strip() and not line.lstrip().startswith("#include")
+    ]
+    return Outline(_assertions(ast, coords), tuple(lines))
+
+
+def _harness_lines(ast: c_ast.FileAST, coords: CoordMap, last: int) -> set[int]:
+    """The lines of top-level prototypes and harness function definitions in the file itself:
+    each from its first line to the line before the next top-level item."""
+    starts = []
+    for node in ast.ext:
+        coord = coords.coord(node.coord)
+        if coord is not None and coord.file == coords.filename:
+            starts.append((coord.line, _is_harness(node)))
+    hidden: set[int] = set()
+    for i, (line, harness) in enumerate(starts):
+        end = starts[i + 1][0] - 1 if i + 1 < len(starts) else last
+        if harness:
+            hidden.update(range(line, max(line, end) + 1))
+    return hidden
+
+
+def _is_harness(node: Any) -> bool:
+    if isinstance(node, c_ast.FuncDef):
+        return node.decl.name in HARNESS_FUNCTIONS
+    return isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.FuncDecl)
+
+
+def _assertions(ast: c_ast.FileAST, coords: CoordMap) -> tuple[Assertion, ...]:
     generator = c_generator.CGenerator(reduce_parentheses=True)
     found = []
     for call in walk_ast(ast):

@@ -1,13 +1,20 @@
 """Function calls: SV-COMP builtins, and inlining of the user's (non-recursive) functions.
 
 A function the file defines is always inlined (a user definition wins over a builtin of the same
-name), except the error functions (`reach_error`, `__assert_fail`, ...), which are the error
-location whatever their body is. Builtins apply to functions that are only declared.
+name), except the error functions, which are the error location whatever their body is. Builtins
+apply to functions that are only declared.
+
+Which calls are errors depends on the property (`CallReading`, `properties`): under `assert`
+(a plain C file) `reach_error`, `__VERIFIER_error`, glibc's `__assert_fail` family and failing
+`assert`/`__VERIFIER_assert` calls are; under `unreach-call` (SV-COMP) only `reach_error` is, a
+failing `assert()` and `__assert_fail` abort (the path ends), and `__VERIFIER_error` and
+`__VERIFIER_assert` are ordinary functions (lowered only when the file defines them).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pycparser import c_ast
@@ -15,15 +22,16 @@ from pycparser import c_ast
 from .. import cexpr
 from ..errors import FrontendError, UnsupportedFeature
 from ..ir import INT, Assert, Assume, Binary, Const, Expr, Havoc, IntType, Scope, Stmt, Unary, Var
+from ..properties import UNREACH_CALL
 from .ctype import CType, Signature
 from .expr import ExprLowerer
 from .state import LowerState
 
-ERROR_FUNCTIONS = frozenset(
-    {"reach_error", "__VERIFIER_error", "__assert_fail", "__assert_perror_fail", "__assert"}
-)
+ASSERT_FAIL_FUNCTIONS = frozenset({"__assert_fail", "__assert_perror_fail", "__assert"})  # glibc's
+ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", *ASSERT_FAIL_FUNCTIONS})
 ASSUME_FUNCTIONS = frozenset({"__VERIFIER_assume", "assume_abort_if_not", "assume", "__CPROVER_assume"})
-ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", "assert", "__quokka_assert"})
+C_ASSERT_FUNCTIONS = frozenset({"assert", "__quokka_assert"})  # C's assert() (Quokka's assert.h)
+ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", *C_ASSERT_FUNCTIONS})
 EXIT_FUNCTIONS = frozenset({"abort", "exit", "_Exit", "_exit"})
 NOOP_FUNCTIONS = frozenset({"__VERIFIER_atomic_begin", "__VERIFIER_atomic_end"})
 ABS_FUNCTIONS = {"abs": "int", "labs": "long", "llabs": "long long"}
@@ -73,6 +81,28 @@ NONDET_UNSUPPORTED = {
 }
 
 
+@dataclass(frozen=True)
+class CallReading:
+    """What calls mean under one property: `errors` are the error location (whatever their body),
+    `asserts` assert their argument, `checks` abort when their argument is 0 (assume it), and
+    `aborts` end the path (their arguments are not evaluated)."""
+
+    errors: frozenset[str]
+    asserts: frozenset[str]
+    checks: frozenset[str] = frozenset()
+    aborts: frozenset[str] = frozenset()
+
+
+ASSERT_READING = CallReading(ERROR_FUNCTIONS, ASSERT_FUNCTIONS)
+UNREACH_CALL_READING = CallReading(
+    frozenset({"reach_error"}), frozenset(), C_ASSERT_FUNCTIONS, ASSERT_FAIL_FUNCTIONS
+)
+
+
+def call_reading(property_name: str) -> CallReading:
+    return UNREACH_CALL_READING if property_name == UNREACH_CALL else ASSERT_READING
+
+
 def ends_with_return(body: Any) -> bool:
     items = getattr(body, "block_items", None) or []
     return bool(items) and isinstance(items[-1], c_ast.Return)
@@ -87,6 +117,7 @@ class CallLowerer(ExprLowerer):
         super().__init__(st)
         self.functions = functions
         self.prototypes = prototypes
+        self.reading = call_reading(st.property_name)
 
     def function_body(
         self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
@@ -99,7 +130,7 @@ class CallLowerer(ExprLowerer):
             raise UnsupportedFeature(self.st.coord(node), "function pointer call")
         name: str = node.name.name
         args: list[Any] = list(node.args.exprs) if node.args else []
-        if name in ERROR_FUNCTIONS:
+        if name in self.reading.errors:
             coord = self.st.coord(node)
             out.append(Assert(Const(0, INT), coord, self.st.site or coord))
             return None
@@ -116,16 +147,17 @@ class CallLowerer(ExprLowerer):
         if name.startswith(NONDET_PREFIX) or name in NONDET_ALIASES:
             self._arity(node, name, args, 0)
             return self.nondet(name, node, out)
-        if name in ASSUME_FUNCTIONS or name in ASSERT_FUNCTIONS:
+        if name in ASSUME_FUNCTIONS or name in self.reading.checks or name in self.reading.asserts:
             self._arity(node, name, args, 1)
             cond = self.builtin_args(name, node, args, out)[0]
-            if name in ASSUME_FUNCTIONS:
-                out.append(Assume(cond, coord))
-            else:
+            if name in self.reading.asserts:
                 out.append(Assert(cond, coord, self.st.site or coord))
+            else:
+                out.append(Assume(cond, coord))
             return None
-        if name in EXIT_FUNCTIONS:
-            self.builtin_args(name, node, args, out)
+        if name in EXIT_FUNCTIONS or name in self.reading.aborts:
+            if name in EXIT_FUNCTIONS:
+                self.builtin_args(name, node, args, out)
             out.append(Assume(Const(0, INT), coord))
             return None
         if name in NOOP_FUNCTIONS:

@@ -29,6 +29,7 @@ from ..ir import (
     free_vars,
     walk_stmts,
 )
+from ..properties import ASSERT, READINGS
 from .coords import CoordMap
 from .preprocess import Preprocessed, preprocess
 from .state import LowerState, PoisonBinding, VarBinding
@@ -39,19 +40,22 @@ MAX_PREPROCESSED_CHARS = 3 << 20
 _PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
 
 
-def lower(path: str | Path, data_model: str = "LP64") -> Program:
-    """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program`.
+def lower(path: str | Path, data_model: str = "LP64", property_name: str = ASSERT) -> Program:
+    """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program` whose Asserts are
+    the errors of `property_name` (`properties.ASSERT` or `properties.UNREACH_CALL`).
 
     Raises InputError (unreadable, empty, not C), FrontendError (malformed for the frontend) or
     UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists.
     """
     p = Path(path)
-    return _lower(read_source(p), str(path), data_model, p.parent)
+    return _lower(read_source(p), str(path), data_model, p.parent, property_name)
 
 
-def lower_source(text: str, filename: str = "<input>", data_model: str = "LP64") -> Program:
+def lower_source(
+    text: str, filename: str = "<input>", data_model: str = "LP64", property_name: str = ASSERT
+) -> Program:
     """Like `lower`, for program text; coordinates name `filename`."""
-    return _lower(text, filename, data_model, None)
+    return _lower(text, filename, data_model, None, property_name)
 
 
 def read_source(path: Path) -> str:
@@ -67,10 +71,14 @@ def read_source(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _lower(text: str, filename: str, data_model: str, directory: Path | None) -> Program:
+def _lower(
+    text: str, filename: str, data_model: str, directory: Path | None, property_name: str
+) -> Program:
+    if property_name not in READINGS:
+        raise InputError(None, f"unknown property {property_name!r} (expected {' or '.join(READINGS)})")
     ast, coords = parse_source(text, filename, data_model, directory)
     try:
-        return Frontend(ast, coords, data_model).program()
+        return Frontend(ast, coords, data_model, property_name).program()
     except RecursionError:
         raise InputError(None, f"{filename}: program nested too deeply for the frontend") from None
     except (UnsupportedFeature, InputError):
@@ -168,9 +176,11 @@ def _used_names(block: list[Stmt]) -> set[str]:
 class Frontend:
     """One lowering run over a parsed translation unit."""
 
-    def __init__(self, ast: c_ast.FileAST, coords: CoordMap, data_model: str) -> None:
+    def __init__(
+        self, ast: c_ast.FileAST, coords: CoordMap, data_model: str, property_name: str = ASSERT
+    ) -> None:
         self.ast = ast
-        self.st = LowerState(CTypes(data_model), coords)
+        self.st = LowerState(CTypes(data_model), coords, property_name=property_name)
         self.functions: dict[str, c_ast.FuncDef] = {}
         self.prototypes: dict[str, Any] = {}
         self.lw = StmtLowerer(self.st, self.functions, self.prototypes)
@@ -197,6 +207,7 @@ class Frontend:
             body=(scope,),
             loops=tuple(loops),
             overflow_sites=tuple(st.overflow),
+            property_name=st.property_name,
         )
 
     def external(self, node: Any) -> None:

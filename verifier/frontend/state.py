@@ -11,6 +11,7 @@ from typing import Any
 from ..cexpr import CTypes
 from ..errors import Coord, UnsupportedFeature
 from ..ir import LoopInfo, Stmt, Type, Var, VarDecl
+from ..properties import ASSERT
 from .coords import CoordMap
 
 
@@ -111,9 +112,12 @@ class SwitchContext:
 class LowerState:
     """Everything one lowering run accumulates."""
 
-    def __init__(self, ct: CTypes, coords: CoordMap, file_scope: Frame | None = None) -> None:
+    def __init__(
+        self, ct: CTypes, coords: CoordMap, file_scope: Frame | None = None, property_name: str = ASSERT
+    ) -> None:
         self.ct = ct
         self.coords = coords
+        self.property_name = property_name  # which calls are errors (`properties`)
         self.scopes = Scopes(file_scope or Frame())
         self.variables: list[VarDecl] = []
         self.taken: set[str] = set()
