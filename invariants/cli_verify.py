@@ -52,7 +52,8 @@ def register(subparsers: Any) -> None:
         help="check your invariant for the loop on (or inserted after) LINE; repeatable",
     )
     parser.add_argument(
-        "--model", help="a local transformers model (directory, or name: `quokka model list`) as LLM proposer"
+        "--model", help="a local transformers model (directory, or name: `quokka model list`) as LLM "
+        "proposer; `none`: no model, not even an installed quokka-smollm2"
     )
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
     parser.add_argument("--samples", type=int, help="LLM samples per prompt (default 8)")

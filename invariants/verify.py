@@ -19,7 +19,7 @@ from quokka.verifier.task import read_task
 from .annotations import parse_user_invariants
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
-from .registry import make_proposers
+from .registry import NO_MODEL, make_proposers
 from .testing import random_testing
 
 
@@ -76,14 +76,17 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
     """Verify a lowered program under `options` (proposers built from `options.proposers`)."""
     source = _read_text(source_path)
     proposers = make_proposers(options)
+    requested = bool(options.endpoint or (options.model and options.model != NO_MODEL))
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,
         source=source_path,
         replay_with_compiler=options.replay_with_compiler,
-        uncapped=frozenset({"quokka"}) if options.model else frozenset(),
+        uncapped=frozenset({"quokka"}) if any(p.name == "llm" for p in proposers) else frozenset(),
         # testing's finds come within seconds; it should not slow the provers down meanwhile
         yielding=frozenset({"testing"}),
+        # a model asked for by name: its candidates are reported even when another engine decides
+        reporting=frozenset({"quokka"}) if requested else frozenset(),
     )
     return Portfolio(program, config).run(strategies(program, options, proposers, source))
 

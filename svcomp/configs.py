@@ -24,6 +24,8 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
     "annotations": ("--proposers", "annotations"),
+    "no-model": ("--model", "none"),
+    "default+model": ("--model", "quokka-smollm2"),
     # with --invariant arguments (batch --invariants-from): only the given invariants can prove TRUE
     "check-invariants": ("--engines", "houdini", "--proposers", "none"),
 }

@@ -9,6 +9,7 @@ an UNSAFE input sequence is replayed in the interpreter and, where possible, by 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
@@ -38,6 +39,10 @@ class PortfolioConfig:
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
     uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
     yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
+    # strategies whose report is awaited (at most `report_grace_s`, within the budget) after another
+    # one decided, so that the result shows what they found (e.g. a requested model's candidates)
+    reporting: frozenset[str] = frozenset()
+    report_grace_s: float = 30.0
 
 
 @dataclass
@@ -115,14 +120,30 @@ class Portfolio:
         self.runs: list[EngineRun] = []
         self.candidates: tuple[CandidateReport, ...] = ()
         self.started = time.monotonic()
+        self._pending: list[_Running] = []
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
         budget = Budget.of(self.config.timeout_s)
         running = [_start(n, s, self.program, budget, self._limits(n)) for n, s in strategies.items()]
         try:
-            return self._race(running, budget)
+            return self._await_reports(self._race(running, budget), budget)
         finally:
             _stop(running)
+
+    def _await_reports(self, result: Result, budget: Budget) -> Result:
+        """`result`, with the reports of the `reporting` strategies still running when it was
+        decided (each awaited for at most the grace period, within the budget; not judged)."""
+        awaited = [r for r in self._pending if r.name in self.config.reporting]
+        if not awaited or result.verdict is Verdict.UNKNOWN:
+            return result
+        deadline = time.monotonic() + min(self.config.report_grace_s, budget.remaining())
+        while awaited and time.monotonic() < deadline:
+            ready = mpc.wait([r.conn for r in awaited], timeout=max(0.0, deadline - time.monotonic()))
+            for run in [r for r in awaited if r.conn in ready]:
+                awaited.remove(run)
+                self._record(_receive(run))
+        return dataclasses.replace(result, engines=tuple(self.runs), candidates=self.candidates,
+                                   time_s=self._elapsed())  # fmt: skip
 
     def _limits(self, name: str) -> tuple[int | None, int]:
         """The memory cap (MB) and the niceness increment of strategy `name`."""
@@ -130,7 +151,7 @@ class Portfolio:
         return memory, YIELD_NICE if name in self.config.yielding else 0
 
     def _race(self, running: list[_Running], budget: Budget) -> Result:
-        pending = list(running)
+        pending = self._pending = list(running)
         while pending and not budget.expired:
             ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
             for run in [r for r in pending if r.conn in ready]:
@@ -143,11 +164,14 @@ class Portfolio:
             self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
         return self._result(Verdict.UNKNOWN, reason)
 
-    def _judge(self, result: EngineResult) -> Result | None:
+    def _record(self, result: EngineResult) -> None:
         self.runs.append(EngineRun(result.engine, result.status.value, result.time_s, result.reason))
         reports = result.stats.get("candidates")
         if isinstance(reports, (list, tuple)) and reports:
             self.candidates = tuple(r for r in reports if isinstance(r, CandidateReport))
+
+    def _judge(self, result: EngineResult) -> Result | None:
+        self._record(result)
         if result.status is Status.SAFE:
             return self._check_safe(result)
         if result.status is Status.UNSAFE:

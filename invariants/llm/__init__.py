@@ -10,7 +10,9 @@ Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`)
 `llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool), `llm_constrained`
 (bool, default true: a local model decodes only answers of the answer grammar, `llm.grammar`),
 `llm_per_loop` (bool, default true: with constrained decoding, the samples are shared out over
-the loops, each share pinned to its loop's line; `backend.sample_per_loop`).
+the loops, each share pinned to its loop's line; `backend.sample_per_loop`), `llm_escalate` (bool,
+default false: ask the model only from the second round on), `llm_auto` (bool: whether an
+installed `quokka-smollm2` joins, escalating, when no model is given; `registry.AUTO_MODEL`).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class LLMConfig:
     threads: int = 0
     constrained: bool = True
     per_loop: bool = True
+    escalate: bool = False
 
     @staticmethod
     def from_options(options: Options) -> LLMConfig:
@@ -88,6 +91,7 @@ class LLMConfig:
             threads=_extra(x, "llm_threads", int, 0),
             constrained=_extra(x, "llm_constrained", bool, True),
             per_loop=_extra(x, "llm_per_loop", bool, True),
+            escalate=_extra(x, "llm_escalate", bool, False),
         )
 
     def grammar(self, program: Program) -> AnswerGrammar | None:
@@ -106,7 +110,8 @@ def _ctis_key(ctis: Mapping[str, Sequence[State]]) -> tuple[tuple[str, int], ...
 
 class LLMProposer:
     """Samples N answers per round: the first round asks plainly, later rounds only when new
-    counterexamples to induction can be shown to the model."""
+    counterexamples to induction can be shown to the model. With `config.escalate` the first
+    round is left to the other proposers (tasks they prove never wait for the model)."""
 
     name = "llm"
 
@@ -115,6 +120,7 @@ class LLMProposer:
         self.config = config
         self._asked: set[tuple[tuple[str, int], ...]] = set()
         self._dedup: tuple[Program, Any] | None = None
+        self._rounds = 0
 
     def _deduplicator(self, program: Program) -> Any:
         from .dedup import Deduplicator
@@ -122,6 +128,7 @@ class LLMProposer:
         if self._dedup is None or self._dedup[0] is not program:
             self._dedup = (program, Deduplicator(program))
             self._asked = set()
+            self._rounds = 0
         return self._dedup[1]
 
     def request(self, context: ProposalContext) -> SampleRequest:
@@ -138,7 +145,10 @@ class LLMProposer:
         from .dedup import deduplicate
 
         dedup = self._deduplicator(context.program)
+        self._rounds += 1
         key = _ctis_key(context.ctis)
+        if self.config.escalate and self._rounds == 1:
+            return []
         if not context.program.loops or key in self._asked:
             return []
         self._asked.add(key)

@@ -319,16 +319,17 @@ def _load(directory: Path, dtype: str, device: str, adapter: Path | None = None)
         raise ModelError(
             f"the local model backend needs torch and transformers (the [llm] extra): {exc}"
         ) from exc
+    from .registry import apply_adapter, quiet_transformers
+
     try:
         dev = choose_device(device)
-        tokenizer: Any = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
-        model: Any = AutoModelForCausalLM.from_pretrained(
-            str(directory), dtype=choose_dtype(dtype, dev), local_files_only=True
-        )
-        if adapter is not None:
-            from .registry import apply_adapter
-
-            model = apply_adapter(model, adapter)
+        with quiet_transformers():
+            tokenizer: Any = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+            model: Any = AutoModelForCausalLM.from_pretrained(
+                str(directory), dtype=choose_dtype(dtype, dev), local_files_only=True
+            )
+            if adapter is not None:
+                model = apply_adapter(model, adapter)
         model.to(dev)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load a causal language model from {directory}: {exc}") from exc

