@@ -56,6 +56,15 @@ def base_directory(spec: str | None) -> Path | None:
     return found.directory
 
 
+def _named(spec: str | None) -> Any:
+    """The resolved `--base` when it is a model name (not a directory), else None."""
+    if spec is None or Path(spec).expanduser().is_dir():
+        return None
+    from ..llm.registry import resolve_model
+
+    return resolve_model(spec)
+
+
 def run(args: argparse.Namespace) -> int:
     from .finetune import FinetuneConfig, finetune
 
@@ -68,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         data=args.data,
         out=args.out,
         base=base,
+        base_name=found.name if (found := _named(args.base)) else None,
         init_small=args.init_small,
         lora=args.lora,
         epochs=args.epochs,

@@ -51,6 +51,7 @@ class FinetuneConfig:
     progress: bool = True
     max_minutes: float | None = None  # stop (and export) after this much training time
     device: str = "auto"  # "cpu", "cuda" or "auto" (cuda when there is one)
+    base_name: str | None = None  # the base's model name (`quokka model list`), when --base gave one
 
 
 @dataclass(frozen=True)
@@ -336,7 +337,7 @@ def _export(model: Any, tok: Any, config: FinetuneConfig) -> None:
     """The model (adapters merged) in OUT; with LoRA also the adapters alone, in bfloat16, in
     OUT/adapter (a few MB: what `quokka-smollm2` ships)."""
     if config.lora:
-        _save_adapter(model, config.out / "adapter")
+        _save_adapter(model, config.out / "adapter", config.base_name)
         model = model.merge_and_unload()
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
@@ -344,16 +345,22 @@ def _export(model: Any, tok: Any, config: FinetuneConfig) -> None:
     tok.save_pretrained(str(config.out))
 
 
-def _save_adapter(model: Any, out: Path) -> None:
+def _save_adapter(model: Any, out: Path, base_name: str | None) -> None:
+    """The adapter in bfloat16; its config names the base by its model name when there is one
+    (a path on the training machine means nothing elsewhere)."""
     import torch
-
-    model.save_pretrained(str(out))
     from safetensors.torch import load_file, save_file
 
+    model.save_pretrained(str(out))
     weights = out / "adapter_model.safetensors"
     if weights.is_file():
         tensors = {k: v.to(torch.bfloat16) for k, v in load_file(str(weights)).items()}
         save_file(tensors, str(weights), metadata={"format": "pt"})
+    config = out / "adapter_config.json"
+    if base_name and config.is_file():
+        data = json.loads(config.read_text(encoding="utf-8"))
+        data["base_model_name_or_path"] = base_name
+        config.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def _summary(

@@ -90,3 +90,36 @@ def test_a_strategy_over_its_memory_cap_is_unknown():
 
     result = Portfolio(SAFE.program, PortfolioConfig(timeout_s=10, memory_mb=256)).run({"hog": hog})
     assert result.verdict is Verdict.UNKNOWN and "out of memory" in result.reason
+
+
+def test_a_reporting_strategy_is_awaited_for_its_report_but_does_not_decide():
+    from quokka.verifier.results import CandidateReport
+
+    report = CandidateReport(SAFE.program.loops[0].id, "x >= 0", "llm", "rejected", "consecution fails")
+
+    def late(program: Program, budget: Budget) -> EngineResult:
+        time.sleep(0.5)
+        return unknown("quokka", "no proposed candidate proved the property", 0.5, {"candidates": [report]})
+
+    config = PortfolioConfig(timeout_s=10, replay_with_compiler=False, reporting=frozenset({"quokka"}))
+    result = Portfolio(SAFE.program, config).run(
+        {"quokka": late, "claim": claims(Status.SAFE, invariants=SAFE.invariants)}
+    )
+    assert result.verdict is Verdict.TRUE and result.decided_by == "claim"
+    assert result.candidates == (report,)
+    assert [r.engine for r in result.engines] == ["claim", "quokka"]
+
+
+def test_a_reporting_strategy_is_awaited_only_for_the_grace_period():
+    def slow(program: Program, budget: Budget) -> EngineResult:
+        time.sleep(60)
+        return unknown("quokka", "never")
+
+    config = PortfolioConfig(timeout_s=20, replay_with_compiler=False, reporting=frozenset({"quokka"}),
+                             report_grace_s=1.0)  # fmt: skip
+    started = time.monotonic()
+    result = Portfolio(SAFE.program, config).run(
+        {"quokka": slow, "claim": claims(Status.SAFE, invariants=SAFE.invariants)}
+    )
+    assert result.verdict is Verdict.TRUE and result.candidates == ()
+    assert time.monotonic() - started < 8
