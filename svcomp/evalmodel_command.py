@@ -19,6 +19,7 @@ from .evalmodel import EvalConfig, Summary, TaskEval, evaluate_task, open_backen
 from .runner import machine_info, tool_version
 from .store import ResultRow, RunInfo, Store, content_key, now
 from .tasks import Task, load_tasks
+from .ui import print_error, print_table
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -39,14 +40,14 @@ def eval_model_command(args: argparse.Namespace) -> int:
         backend = open_backend(model, config)
         evals = _evaluate(tasks, backend, model, config, args, err)
     except QuokkaError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(err, str(exc))
         return EXIT_BAD_INPUT
     summary = summarize(evals, config.speedup)
     if args.json:
         sys.stdout.write(json.dumps({"summary": summary.to_json(),
                                      "tasks": [e.to_json() for e in evals]}) + "\n")
     else:
-        Console().print(_table(summary, config))
+        print_table(Console(), _table(summary, config))
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .plots import ScatterPoint, cactus_plot, scatter_plot
+from .report_tasks import TASKS_CSS, TASKS_SCRIPT, tasks_html
 from .store import ResultRow, RunInfo, Store, StoreError
 from .summary import Summary, solved_times, summarize
 
@@ -117,21 +118,25 @@ def write_plots(plots: Mapping[str, bytes], folder: Path) -> list[Path]:
 # ----------------------------------------------------------------------------- HTML
 
 
-def render_html(data: ReportData, plots: Mapping[str, bytes], *, title: str = "Quokka results") -> str:
-    """A self-contained page: run table, family table, the plots embedded as data URIs."""
+def render_html(data: ReportData, plots: Mapping[str, bytes], *, title: str = "Quokka results",
+                link_base: Path | None = None) -> str:
+    """A self-contained page (works offline): run table, family table, the per-task table (its
+    links to task files and witnesses relative to `link_base`, the page's folder, when given),
+    the plots embedded as data URIs."""
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>",
-        f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>",
+        f"<style>{_CSS}{TASKS_CSS}</style></head><body><h1>{_e(title)}</h1>",
         "<h2>Runs</h2>", _runs_html(data.runs),
         "<h2>Results per run</h2>", _summary_html(data.per_run, group=False),
         "<h2>Results per family</h2>", _summary_html(data.per_family, group=True),
+        "<h2>Results per task</h2>", tasks_html(data.runs, data.rows, link_base=link_base),
     ]
     for name, png in plots.items():
         encoded = base64.b64encode(png).decode("ascii")
         parts.append(f"<h2>{_e(name.removesuffix('.png'))}</h2><img alt='{_e(name)}' "
                      f"src='data:image/png;base64,{encoded}'>")
     parts.append(_score_note())
-    parts.append("</body></html>")
+    parts.append(f"<script>{TASKS_SCRIPT}</script></body></html>")
     return "\n".join(parts)
 
 

@@ -31,6 +31,7 @@ from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.results import Result
 from quokka.verifier.witnesses import (
     WitnessError,
+    input_file_name,
     invariant_arguments,
     witness_file_name,
     witness_for,
@@ -305,11 +306,13 @@ def parse_json_output(stdout: str) -> dict[str, Any] | None:
     return None
 
 
+_OUT_OF_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
+
+
 def _out_of_memory(outcome: Outcome) -> bool:
-    if outcome.exit_code == 0:
-        return False
-    markers = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
-    return any(marker in outcome.stderr_tail for marker in markers)
+    """A run without a verdict that says it ran out of memory did, whatever its exit code: a
+    MemoryError in a thread, at exit or under a wrapper script can leave the exit code 0."""
+    return any(marker in outcome.stderr_tail for marker in _OUT_OF_MEMORY_MARKERS)
 
 
 def _crash_message(outcome: Outcome) -> str:
@@ -422,7 +425,7 @@ def _with_witness(row: ResultRow, job: Job, data: dict[str, Any], spec: BatchSpe
     try:
         result = Result.from_json(data)
         entry = witness_for(result, job.task.program, data_model=spec.data_model or job.task.data_model
-                            or "LP64", configuration=job.config)
+                            or "LP64", configuration=job.config, file_name=_witness_input_name(job.task))
     except (WitnessError, KeyError, TypeError, ValueError) as exc:
         return _replace(row, witness=f"not written: {exc}")
     if entry is None:
@@ -432,6 +435,12 @@ def _with_witness(row: ResultRow, job: Job, data: dict[str, Any], spec: BatchSpe
     except WitnessError as exc:
         return _replace(row, witness=f"not written: {exc}")
     return _replace(row, witness=str(path))
+
+
+def _witness_input_name(task: Task) -> str:
+    """The program's name in its witness: relative to its task file, or a bare program's file name."""
+    name: str = input_file_name(task.program, task.task_file or task.program)
+    return name
 
 
 def _replace(row: ResultRow, **changes: Any) -> ResultRow:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .store import ResultRow, RunInfo
 from .summary import Paired, PublishedSummary, Summary
@@ -56,7 +57,7 @@ class ProgressSink:
             config = f" [{self._configs[row.run_id]}]" if row.run_id in self._configs else ""
             self.console.print(
                 f"[{self._done}/{self._total}]{config} {row.name}: {row.status} ({row.category}, "
-                f"{row.cpu_s:.1f} s CPU)", markup=False, highlight=False,
+                f"{row.cpu_s:.1f} s CPU)", markup=False, highlight=False, soft_wrap=True,
             )
 
     def tick(self) -> None:
@@ -74,6 +75,42 @@ class ProgressSink:
         if self.counts.get("missing"):
             parts.append(f"[cyan]no expected verdict {self.counts['missing']}[/]")
         return "  ".join(parts)
+
+
+def print_error(console: Console, message: str) -> None:
+    """`error: MESSAGE` on one line (not wrapped at the console's width; MESSAGE is not markup)."""
+    console.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True, highlight=False)
+
+
+def print_table(console: Console, table: Table) -> None:
+    """`table` as rich draws it on a terminal; elsewhere (a pipe, a file) as plain columns, each as
+    wide as its widest cell, so that nothing is truncated to the 80 columns rich assumes."""
+    if console.is_terminal:
+        console.print(table)
+    else:
+        console.out(plain_table(table), highlight=False)
+
+
+def plain_table(table: Table) -> str:
+    """The title, header and rows of `table` as text: markup dropped, columns separated by two
+    spaces, numbers right-aligned as in the table."""
+    columns = [[_plain(column.header), *(_plain(cell) for cell in column.cells)] for column in table.columns]
+    widths = [max(len(text) for text in column) for column in columns]
+    lines = [_plain(table.title)] if table.title else []
+    for index in range(len(columns[0]) if columns else 0):
+        cells = [_pad(column[index], width, column_info.justify)
+                 for column, width, column_info in zip(columns, widths, table.columns, strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _plain(value: object) -> str:
+    text = value.plain if isinstance(value, Text) else Text.from_markup(str(value)).plain
+    return " ".join(text.split())
+
+
+def _pad(text: str, width: int, justify: str) -> str:
+    return text.rjust(width) if justify == "right" else text.ljust(width)
 
 
 def summary_table(summaries: Iterable[Summary], *, title: str, group_label: str = "") -> Table:

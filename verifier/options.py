@@ -9,11 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cli_args import MEMORY_MB, POSITIVE_INT, SECONDS, SEED, TEMPERATURE, Bounds
 from .errors import InputError
 from .properties import READINGS
 
 ENGINES = ("houdini", "bmc", "spacer", "testing", "twoquery", "inductive")
 DATA_MODELS = ("ILP32", "LP64")
+NUMBERS: tuple[tuple[str, Bounds], ...] = (
+    ("timeout_s", SECONDS),
+    ("memory_mb", MEMORY_MB),
+    ("samples", POSITIVE_INT),
+    ("temperature", TEMPERATURE),
+    ("seed", SEED),
+)
 
 
 @dataclass(frozen=True)
@@ -48,8 +56,7 @@ class Options:
         return result
 
     def validate(self) -> None:
-        if self.timeout_s <= 0:
-            raise InputError(None, f"timeout must be positive, got {self.timeout_s}")
+        self._validate_numbers()
         if self.data_model is not None and self.data_model not in DATA_MODELS:
             raise InputError(None, f"data model must be ILP32 or LP64, got {self.data_model!r}")
         if self.property is not None and self.property not in READINGS:
@@ -57,6 +64,15 @@ class Options:
         bad = [e for e in self.engines if e not in ENGINES]
         if bad:
             raise InputError(None, f"unknown engine(s): {', '.join(bad)} (known: {', '.join(ENGINES)})")
+
+    def _validate_numbers(self) -> None:
+        """Finite and in range (the options' values may come from `[tool.quokka]`, not argparse)."""
+        for name, bounds in NUMBERS:
+            value = getattr(self, name)
+            try:
+                bounds.check(value)
+            except ValueError as exc:
+                raise InputError(None, f"{name}: {exc}, got {value!r}") from None
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -83,8 +99,15 @@ def from_pyproject(start: Path, base: Options | None = None) -> Options:
         if candidate.is_file():
             table = _quokka_table(candidate)
             if table is not None:
-                return overlay(base, table)
+                return _overlay_from(candidate, base, table)
     return base
+
+
+def _overlay_from(path: Path, base: Options, table: Mapping[str, Any]) -> Options:
+    try:
+        return overlay(base, table)
+    except InputError as exc:
+        raise InputError(None, f"{path}: [tool.quokka]: {exc}") from None
 
 
 def _quokka_table(path: Path) -> Mapping[str, Any] | None:

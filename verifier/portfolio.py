@@ -65,8 +65,7 @@ def _child(
         if nice:
             os.nice(nice)
         if memory_mb is not None:
-            limit = memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_AS, _capped(memory_mb * 1024 * 1024))
         conn.send(strategy(program, Budget(deadline)))
     except MemoryError:
         conn.send(("error", "out of memory"))
@@ -74,6 +73,14 @@ def _child(
         conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
     finally:
         conn.close()
+
+
+def _capped(limit: int) -> tuple[int, int]:
+    """(limit, limit), but no higher than the hard limit this process has (it cannot raise it)."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    return limit, limit
 
 
 def _start(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -54,6 +55,16 @@ class WitnessInvariant:
 # ----------------------------------------------------------------------------- writing
 
 
+def input_file_name(program: Path, task_file: Path | None = None) -> str:
+    """The name a witness gives its program (`input_files`, each location's `file_name`), as
+    SV-COMP's witnesses do: with a task file, the program relative to the task file's folder
+    (the task's own `input_files` name); else the program as given (a relative path stays relative).
+    """
+    if task_file is None:
+        return program.as_posix()
+    return Path(os.path.relpath(program.absolute(), task_file.absolute().parent)).as_posix()
+
+
 def correctness_witness(
     result: Result,
     program: Path,
@@ -67,7 +78,7 @@ def correctness_witness(
     if result.verdict is not Verdict.TRUE:
         raise WitnessError(f"a correctness witness needs a TRUE result, got {result.verdict.value}")
     source = _read_source(program)
-    name = file_name or str(program)
+    name = file_name or input_file_name(program)
     location = _Locator(name, source)
     content = [_invariant_item(location, line, column, expr) for line, column, expr in _loop_invariants(
         result.invariants, source)]
@@ -89,7 +100,7 @@ def violation_witness(
     if result.verdict is not Verdict.FALSE or cex is None:
         raise WitnessError("a violation witness needs a FALSE result with a counterexample")
     source = _read_source(program)
-    name = file_name or str(program)
+    name = file_name or input_file_name(program)
     location = _Locator(name, source)
     segments = [_segment(w) for w in _input_waypoints(location, cex.inputs)]
     segments.append(_segment(_target_waypoint(location, cex)))

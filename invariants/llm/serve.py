@@ -16,6 +16,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from quokka.verifier.cli_args import port
 from quokka.verifier.errors import QuokkaError
 
 from .backend import Message, SampleRequest
@@ -202,6 +203,6 @@ def register(subparsers: Any) -> None:
         "directory", help="model directory (config, weights, tokenizer) or name (`quokka model list`)"
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=port, default=8000)
     p.add_argument("--dtype", default="auto", help="auto, bf16, fp32 or fp16")
     p.set_defaults(func=_run)

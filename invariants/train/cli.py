@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from quokka.verifier.cli_args import minutes, non_negative_int, positive_float, positive_int, seed
 from quokka.verifier.errors import QuokkaError
 
 EPILOG = """GPU path: the same command on a larger base with LoRA, e.g.
@@ -29,16 +30,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("--data", type=Path, required=True, help="folder with train.jsonl and val.jsonl")
     p.add_argument("--out", type=Path, required=True, help="output model folder")
     p.add_argument("--lora", action="store_true", help="train LoRA adapters (needs peft), merged on export")
-    p.add_argument("--epochs", type=float, default=1.0)
-    p.add_argument("--max-steps", type=int, default=-1, help="stop after N optimizer steps")
-    p.add_argument("--max-minutes", type=float, help="stop after this much training time (then export)")
+    p.add_argument("--epochs", type=positive_float, default=1.0)
+    p.add_argument("--max-steps", type=positive_int, default=-1, help="stop after N optimizer steps")
+    p.add_argument("--max-minutes", type=minutes, help="stop after this much training time (then export)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast (GPU, or CPUs with native bf16)")
-    p.add_argument("--lr", type=float, help="learning rate (default by mode)")
-    p.add_argument("--batch-size", type=int, default=4)
-    p.add_argument("--max-len", type=int, default=2048, help="drop longer examples (tokens)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1; 0: torch's)")
-    p.add_argument("--save-steps", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr", type=positive_float, help="learning rate (default by mode)")
+    p.add_argument("--batch-size", type=positive_int, default=4)
+    p.add_argument("--max-len", type=positive_int, default=2048, help="drop longer examples (tokens)")
+    p.add_argument("--threads", type=non_negative_int, default=1,
+                   help="torch CPU threads (default 1; 0: torch's)")
+    p.add_argument("--save-steps", type=positive_int, default=50)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where to train (default: cuda when there is one)")
     p.set_defaults(func=run)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from quokka.verifier import cli_args
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
@@ -173,8 +174,10 @@ def register(subparsers: Any) -> None:
         help="invariants.jsonl, results .sqlite, witness .yml, ACSL-annotated .c, or a folder",
     )
     b.add_argument("--out", type=Path, required=True, help="output folder")
-    b.add_argument("--jobs", type=int, default=1, help="parallel re-check processes (default 1)")
-    b.add_argument("--synthetic", type=int, default=0, help="generated programs to add to train")
+    b.add_argument("--jobs", type=cli_args.positive_int, default=1,
+                   help="parallel re-check processes (default 1)")
+    b.add_argument("--synthetic", type=cli_args.non_negative_int, default=0,
+                   help="generated programs to add to train")  # fmt: skip
     b.add_argument(
         "--synthetic-in-loop",
         type=_share,
@@ -182,8 +185,8 @@ def register(subparsers: Any) -> None:
         metavar="SHARE",
         help=f"share of synthetic programs that assert their invariant in the loop (default {IN_LOOP_SHARE})",
     )
-    b.add_argument("--val-fraction", type=float, default=0.2, help="share of families to validate on")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
+    b.add_argument("--seed", type=cli_args.seed, default=0)
     b.add_argument(
         "--assertions",
         action=argparse.BooleanOptionalAction,

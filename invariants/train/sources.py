@@ -151,6 +151,9 @@ def read_witness_file(path: Path) -> Iterator[Target]:
         c_file = Path(inv.file_name)
         if not c_file.is_absolute():
             c_file = (path.parent / c_file).resolve()
+        if not c_file.is_file():  # SV-COMP names the program relative to its task, not the witness
+            raise InputError(None, f"{path}: the witness's program {inv.file_name} is not beside it; "
+                             "build from the results database of the run instead")  # fmt: skip
         yield Target(c_file, inv.line, inv.expr, path.name)
 
 

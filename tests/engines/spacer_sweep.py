@@ -25,7 +25,7 @@ from quokka.verifier.engines.base import Budget
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
 
-ROOT = Path("/work/shared/benchmarks")
+ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
 INLINE_OFF = {"xform.inline_linear": False, "xform.inline_eager": False}
 CONFIGS: dict[str, dict[str, object]] = {
     "default": {"spacer.use_iuc": True},

@@ -40,6 +40,7 @@ from quokka.verifier.ir import (
     Var,
     VarDecl,
 )
+from quokka.verifier.printer import format_program
 
 UCHAR = IntType("unsigned char", 8, False)
 MAX_BOUND = 8
@@ -208,5 +209,9 @@ def test_many_random_programs() -> None:
 
 
 def test_generator_is_deterministic() -> None:
-    assert _Gen(7).program() == _Gen(7).program()
+    program = _Gen(7).program()
+    assert program == _Gen(7).program()
+    text = format_program(program).splitlines()  # seed 7's program, as random.Random(7) draws it
+    assert text[6:8] == ["  if (-2 != y + (int)u) {", "    return;"]
+    assert "    assert(x + (int)u != 9);" in text and program.loops == ()
     assert replace(_Gen(7).program(), file="x") != _Gen(8).program()

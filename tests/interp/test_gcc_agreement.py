@@ -37,7 +37,7 @@ except ImportError:  # the frontend is developed in parallel
     LOWER = None
 
 
-BENCH = Path("/work/shared/benchmarks")
+BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
 pytestmark = [
     pytest.mark.skipif(LOWER is None, reason="the C frontend (quokka.verifier.frontend.lower) is missing"),
     pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present"),

@@ -18,7 +18,7 @@ from quokka.verifier.replay import (
     replay_with_compiler,
 )
 
-BENCH = Path("/work/shared/benchmarks")
+BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
 
 
 def needs_gcc(test):

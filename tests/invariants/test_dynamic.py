@@ -227,11 +227,18 @@ def test_infer_on_hand_made_states():
 
 
 def test_tiny_budget_still_answers():
-    _, cands = _propose(cohencu(), budget=0.01)
-    assert isinstance(cands, list)
+    program = cohencu()
+    start = time.monotonic()
+    _, cands = _propose(program, budget=0.01)
+    assert time.monotonic() - start < 5.0  # the proposer's floor is 0.05 s, not the 20 s default
+    assert {c.loop_id for c in cands} == {program.loops[0].id}
+    assert {c.proposer for c in cands} == {"dynamic"} and not any(c.rejected for c in cands)
+    assert {"n >= 0", "z == 6*n + 6"} <= _texts(cands)  # a floor of samples: about 2,000 states
+    _well_typed(program, cands)
 
 
-COHENCU_C = Path("/work/shared/benchmarks/svcomp-nla-dev/cohencu-ll.c")
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"  # ../shared beside the project
+COHENCU_C = SHARED / "benchmarks" / "svcomp-nla-dev" / "cohencu-ll.c"
 
 
 @pytest.mark.skipif(not COHENCU_C.exists(), reason="no benchmarks")

@@ -138,8 +138,14 @@ def test_completion_proposer_adds_fitted_versions(program):
     assert len([c for c in out if c.rejected]) == 1
 
 
-@pytest.mark.parametrize("answer", ["garbage", f"After line {LINE}, insert assume(i % 2 == 0);"])
-def test_completion_proposer_leaves_non_polynomial_or_rejected_alone(program, answer):
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("garbage", [("llm", "", True)]),
+        (f"After line {LINE}, insert assume(i % 2 == 0);", [("llm", "i%2 == 0", False)]),
+    ],
+)
+def test_completion_proposer_leaves_non_polynomial_or_rejected_alone(program, answer, expected):
     proposer = CompletionProposer(_Fixed(answer))
     out = proposer.propose(ProposalContext(program, SOURCE, loop_contexts(program)))
-    assert all(c.proposer == "llm" for c in out)
+    assert [(c.proposer, c.text, c.rejected is not None) for c in out] == expected  # nothing added

@@ -61,7 +61,10 @@ def test_an_assertion_too_deep_to_print_is_not_repeated():
 
 
 def test_build_messages_is_pure(program):
-    assert build_messages(program, SOURCE) == build_messages(program, SOURCE)
+    messages = build_messages(program, SOURCE)
+    assert messages == build_messages(program, SOURCE)
+    marked = [line for line in messages[-1]["content"].splitlines() if "// line" in line]
+    assert marked == ["  while (i < n) {  // line 11", "  __VERIFIER_assert(s == 3 * n);  // line 15"]
 
 
 def test_few_shot_examples_come_as_user_assistant_pairs(program):

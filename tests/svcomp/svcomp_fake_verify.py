@@ -6,6 +6,7 @@ The program text steers it with `// SVFAKE key=value` directives:
   sleep=S                      sleep before answering
   spin=1                       burn CPU until killed
   oom=1                        allocate until MemoryError
+  oom=thread                   die of MemoryError in a thread: exit code 0, no output
   exit=N                       exit with N and no output
   garbage=1                    print text that is not JSON
   child=1                      start a grandchild that sleeps (to see the process group die)
@@ -23,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,6 +86,12 @@ def _answer(path: Path, text: str, opts: dict[str, str], invariant_args: list[st
     return data
 
 
+def _hog() -> None:
+    hog = []
+    while True:
+        hog.append(bytearray(50 * 1024 * 1024))
+
+
 def _log(start: float) -> None:
     folder = os.environ.get("SVFAKE_LOG")
     if folder:
@@ -110,10 +118,13 @@ def main() -> int:
     if opts.get("spin"):
         while True:
             pass
+    if opts.get("oom") == "thread":
+        worker = threading.Thread(target=_hog)
+        worker.start()
+        worker.join()
+        return 0
     if opts.get("oom"):
-        hog = []
-        while True:
-            hog.append(bytearray(50 * 1024 * 1024))
+        _hog()
     if "exit" in opts:
         return int(opts["exit"])
     if opts.get("garbage"):

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 from svcomp_helpers import FAKE, make_set
 
 benchexec = pytest.importorskip("benchexec", reason="benchexec is a dev dependency")
@@ -57,7 +58,9 @@ def test_cmdline_takes_file_data_model_and_time_budget(tool: BaseTool2, tmp_path
     cmd = tool.cmdline("quokka", ["--engines", "houdini"], task, limits)
     assert cmd == ["quokka", "verify", str(folder / "a.c"), "--json", "--engines", "houdini",
                    "--property", "unreach-call",
-                   "--data-model", "ILP32", "--timeout", "405"]
+                   "--data-model", "ILP32", "--timeout", "405", "--witness", "witness.yml"]
+    own = tool.cmdline("quokka", ["--witness", "out/w.yml"], task, limits)
+    assert own.count("--witness") == 1 and own[own.index("--witness") + 1] == "out/w.yml"
     no_overflow = BaseTool2.Task.with_files([str(folder / "a.c")],
                                             property_file=str(tmp_path / "properties" / "no-overflow.prp"))
     with pytest.raises(UnsupportedFeatureException):
@@ -109,3 +112,25 @@ def test_benchexec_test_tool_info_accepts_the_module(tmp_path: Path, tool_dir: P
     assert "Quokka" in proc.stderr and "9.9.9" in proc.stderr
     assert "false(unreach-call)" in proc.stderr
     assert "--data-model" in proc.stderr and "ILP32" in proc.stderr
+    assert "--witness" in proc.stderr and "witness.yml" in proc.stderr  # SV-COMP scoring needs it
+
+
+def test_the_witness_option_writes_a_witness_into_the_run_folder(tool: BaseTool2, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line BenchExec would run, run for real in a run folder: `witness.yml` appears."""
+    from quokka.verifier.cli import main
+
+    folder = make_set(tmp_path, {"a": ("true", "")})
+    (folder / "a.c").write_text("void reach_error(void);\nint main(void) {\n  int x = 1;\n"
+                                "  if (x != 1) { reach_error(); }\n  return 0;\n}\n")
+    task = BaseTool2.Task.with_files(["../set/a.c"], property_file=str(tmp_path / "properties" /
+                                     "unreach-call.prp"), options={"language": "C", "data_model": "ILP32"})
+    limits = BaseTool2.ResourceLimits(cputime=None, walltime=20, memory=None, cpu_cores=1)
+    run_folder = tmp_path / "run"
+    run_folder.mkdir()
+    monkeypatch.chdir(run_folder)
+    cmd = tool.cmdline("quokka", ["--engines", "spacer"], task, limits)
+    assert main(cmd[1:]) == 0
+    [entry] = yaml.safe_load((run_folder / "witness.yml").read_text())
+    assert entry["entry_type"] == "invariant_set"
+    assert entry["metadata"]["task"]["input_files"] == ["../set/a.c"]  # as BenchExec gave it

@@ -54,13 +54,13 @@ def test_bench_prints_paired_table_matching_the_database(bench_db: tuple[Path, s
         ("default", "default,spacer"), ("spacer", "default,spacer")]
     by_run = {run.id: tally((r.expected_bool, r.status) for r in rows if r.run_id == run.id) for run in runs}
     assert [(t.correct, t.wrong, t.unsolved) for t in by_run.values()] == [(3, 0, 1), (2, 0, 2)]
-    solved_line = next(line for line in output.splitlines() if "solved" in line and "│" in line)
+    lines = output.splitlines()  # not a terminal: plain columns, one line per row
+    solved_line = next(line for line in lines if line.startswith("solved "))
     assert _numbers(solved_line) == [3, 2, 2]  # default, spacer, uautomizer (published: a, b right; d wrong)
-    wrong_line = next(line for line in output.splitlines() if line.startswith("│ wrong"))
+    wrong_line = next(line for line in lines if line.startswith("wrong "))
     assert _numbers(wrong_line) == [0, 0, 1]
-    assert "measured elsewhere" in output
-    speed = output.splitlines()[output.splitlines().index(next(
-        line for line in output.splitlines() if "tasks solved by both" in line)) + 2]
+    assert "uautomizer (published, measured elsewhere)" in output
+    speed = lines[lines.index(next(line for line in lines if line.startswith("tasks solved by both"))) + 1]
     assert _numbers(speed)[:3] == [2, 1, 0]
 
 
@@ -133,3 +133,59 @@ def test_load_matches_summaries_per_family(bench_db: tuple[Path, str]) -> None:
 
 def _numbers(line: str) -> list[float]:
     return [float(x) if "." in x else int(x) for x in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.x])", line)]
+
+
+# ----------------------------------------------------------------------------- the per-task table
+
+
+def test_report_html_has_a_row_per_task_with_the_runs_side_by_side(bench_db: tuple[Path, str],
+                                                                   tmp_path: Path) -> None:
+    db, _ = bench_db
+    page_path = tmp_path / "r.html"
+    assert main(["report", str(db), "--html", str(page_path)]) == 0
+    page = page_path.read_text()
+    table = page[page.index("<table id='tasks'"):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr( class='differs')? data-cats='([^']*)'><td class='l' data-v='([^']*)'", table)
+    assert [(name, differs != "", cats) for differs, cats, name in rows] == [
+        ("set/a.yml", False, "correct"), ("set/b.yml", False, "correct"),
+        ("set/c.yml", True, "correct unknown"),  # spacer fails on c: the runs differ
+        ("set/d.yml", False, "unknown")]
+    assert "#1 default</th>" in table and "#2 spacer</th>" in table
+    assert table.count("data-col=") == 2 + 2 * 7  # task, expected; 7 columns per run (memory recorded)
+    assert "id='task-filter'" in page and "id='cat-filter'" in page and "id='diff-filter'" in page
+    assert "<script>" in page and "<link" not in page  # self-contained: inline CSS and script
+    assert re.search(r"(src|href)=['\"](https?:)?//", page) is None
+
+
+def test_task_table_escapes_store_text_and_links_files_relative_to_the_page(tmp_path: Path) -> None:
+    from quokka.svcomp.report_tasks import tasks_html
+
+    evil = "set/<img src=x onerror=alert(1)>.yml"
+    task = str(tmp_path / "tasks" / "t.yml")
+    runs = [RunInfo(id=1, signature="a", config="A"), RunInfo(id=2, signature="b", config="B'><b>")]
+    rows = [
+        ResultRow(run_id=1, task=task, name=evil, status="true", verdict="true", category="correct", score=2,
+                  expected="true", witness=str(tmp_path / "w" / "a b.yml"), memory_mb=12.5),
+        ResultRow(run_id=2, task=task, name=evil, status="error: crash", verdict="unknown", category="error",
+                  score=0, expected="true", reason="it's <bad>", stderr_tail="Traceback <x>\n"),
+        ResultRow(run_id=1, task=str(tmp_path / "u.c"), name="set/u.c", status="unknown", verdict="unknown",
+                  category="unknown", score=0, witness="not written: no loop"),
+    ]
+    page = tasks_html(runs, rows, link_base=tmp_path / "out")
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "B&#x27;&gt;&lt;b&gt;" in page and "title='it&#x27;s &lt;bad&gt;'" in page
+    assert "<pre>Traceback &lt;x&gt;\n</pre>" in page
+    assert "href='../w/a%20b.yml'>witness</a>" in page and "href='../tasks/t.yml'" in page
+    assert "title='not written: no loop'>no witness</span>" in page
+    assert page.count("class='differs'") == 2  # both tasks: u.c has no result in run 2
+    assert page.count("class='missing-result'") == 7
+
+
+def test_task_lines_sort_numbers_by_value() -> None:
+    from quokka.svcomp.report_tasks import task_lines
+
+    runs = [RunInfo(id=3, signature="a", config="A")]
+    rows = [ResultRow(run_id=3, task=name, name=name, status="true", verdict="true", category="correct",
+                      score=2) for name in ("s/10.yml", "s/2.yml", "s/1.yml")]
+    assert [line.name for line in task_lines(runs, rows)] == ["s/1.yml", "s/2.yml", "s/10.yml"]

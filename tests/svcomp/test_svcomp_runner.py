@@ -70,6 +70,8 @@ def _json(verdict: str, **kw: object) -> str:
         (_outcome("", None, signal=9, killed_for="wall"), "timeout"),
         (_outcome("", None, signal=24), "timeout"),
         (_outcome("", 1, stderr_tail="Traceback\nMemoryError\n"), "out of memory"),
+        (_outcome("", 0, stderr_tail="Exception in thread T:\nMemoryError\n"), "out of memory"),
+        (_outcome("", None, signal=6, stderr_tail="what():  std::bad_alloc\n"), "out of memory"),
         (_outcome("not json", 0), "error: exit code 0, no verdict"),
         (_outcome("", None, signal=11, stderr_tail="boom\n"), "error: killed by SIGSEGV, no verdict: boom"),
         (_outcome("", None, launch_error="cannot start q: no"), "error: cannot start q: no"),
@@ -98,6 +100,15 @@ def test_command_and_interleaving(tmp_path: Path) -> None:
     jobs = plan_jobs(spec, [(run_a, spec.configs[0], set()), (run_b, spec.configs[1], {tasks[0].key})])
     assert [(j.config, j.task.name) for j in jobs] == [
         ("default", "set/a.yml"), ("default", "set/b.yml"), ("spacer", "set/b.yml")]
+
+
+def test_a_task_dying_of_memory_error_with_exit_code_0_is_out_of_memory(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, {"hog": ("true", "oom=thread")})
+    with Store.open(tmp_path / "r.sqlite") as store:
+        run_batch(_spec(folder), store, LocalBackend(1), Sink())
+        (row,) = store.results()
+    assert (row.exit_code, row.status, row.category) == (0, "out of memory", "error")
+    assert row.reason == "memory limit of 1024 MB reached"
 
 
 TASKS = {
@@ -156,6 +167,8 @@ def test_witnesses_are_written_and_read_back_as_invariants(tmp_path: Path) -> No
         assert written == ["set__ok_false.yml.violation.yml", "set__ok_true.yml.correctness.yml"]
         entry = yaml.safe_load((witnesses / written[1]).read_text())[0]
         assert entry["content"][0]["invariant"]["value"] == "i<=10"
+        assert entry["metadata"]["task"]["input_files"] == ["ok_true.c"]  # as its task file names it
+        assert entry["content"][0]["invariant"]["location"]["file_name"] == "ok_true.c"
         os.environ["SVFAKE_LOG"] = str(log)
         try:
             run_batch(_spec(folder, invariants_from=witnesses), store, LocalBackend(2), Sink())

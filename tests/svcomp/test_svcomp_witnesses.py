@@ -17,6 +17,7 @@ from quokka.verifier.witnesses import (
     WitnessError,
     correctness_witness,
     function_ranges,
+    input_file_name,
     invariant_arguments,
     violation_witness,
     witness_for,
@@ -176,3 +177,34 @@ def test_violation_target_is_the_reach_error_call_inside_an_assert_helper(tmp_pa
     [segment] = entry["content"]
     assert segment["segment"][0]["waypoint"]["location"] == {
         "file_name": "c.c", "line": 2, "column": 41, "function": "assert"}
+
+
+def test_input_file_name_is_relative_to_the_task_file_or_as_given(tmp_path: Path) -> None:
+    assert input_file_name(tmp_path / "set" / "src" / "p.c", tmp_path / "set" / "p.yml") == "src/p.c"
+    assert input_file_name(tmp_path / "c" / "p.c", tmp_path / "tasks" / "p.yml") == "../c/p.c"
+    assert input_file_name(Path("tasks/../c/p.c"), Path("tasks/p.yml")) == "../c/p.c"
+    assert input_file_name(Path("c/p.c")) == "c/p.c"
+    assert input_file_name(tmp_path / "p.c", tmp_path / "p.c") == "p.c"  # a bare program: its own folder
+
+
+@pytest.mark.parametrize(("given", "expected_name"), [("tasks/p.yml", "../src/p.c"), ("src/p.c", "src/p.c")])
+def test_verify_witness_names_the_program_as_the_task_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, expected_name: str
+) -> None:
+    from quokka.verifier.cli import main
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "p.c").write_text(SOURCE)
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "p.prp").write_text("CHECK( init(main()), LTL(G ! call(reach_error())) )\n")
+    (tmp_path / "tasks" / "p.yml").write_text(
+        "format_version: '2.0'\ninput_files: '../src/p.c'\nproperties:\n  - property_file: p.prp\n"
+        "    expected_verdict: false\noptions:\n  language: C\n  data_model: ILP32\n")
+    monkeypatch.chdir(tmp_path)
+    code = main(["verify", given, "--json", "--timeout", "20", "--engines", "bmc", "--witness", "w.yml"])
+    assert code == 0
+    [entry] = yaml.safe_load((tmp_path / "w.yml").read_text())
+    _validate([entry])
+    assert entry["metadata"]["task"]["input_files"] == [expected_name]
+    assert list(entry["metadata"]["task"]["input_file_hashes"]) == [expected_name]
+    assert {s["segment"][0]["waypoint"]["location"]["file_name"] for s in entry["content"]} == {expected_name}

@@ -11,14 +11,14 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-DEV = Path("/work/shared/benchmarks/quokka-dev")
+DEV = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "quokka-dev"  # ../shared
 FILES = ("benchmark25_linear_1.c", "benchmark17_conjunctive_1.c", "benchmark09_conjunctive_1.c")
 
 
 @pytest.fixture(scope="session")
 def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (DEV / "invariants.jsonl").is_file():
-        pytest.skip("needs /work/shared/benchmarks/quokka-dev")
+        pytest.skip(f"needs {DEV}")
     from quokka.invariants.train.dataset import build
 
     root = tmp_path_factory.mktemp("ds")

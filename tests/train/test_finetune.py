@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,18 +79,38 @@ def test_resume_continues_from_checkpoint(tiny_finetuned: Path, dataset_dir: Pat
     assert s.steps == 7  # resumed at 6, one more step
 
 
-def test_lora_without_peft_is_a_clear_error(dataset_dir: Path, tmp_path: Path) -> None:
+def test_lora_without_peft_is_a_clear_error(
+    dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("transformers")
-    try:
-        import peft  # noqa: F401
-
-        pytest.skip("peft is installed")
-    except ImportError:
-        pass
+    monkeypatch.setitem(sys.modules, "peft", None)  # `import peft` fails, as when it is not installed
     from quokka.invariants.train.finetune import FinetuneConfig, FinetuneError, finetune
 
-    with pytest.raises(FinetuneError, match="peft"):
+    with pytest.raises(FinetuneError, match="--lora needs the optional package `peft`"):
         finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", lora=True, max_steps=1))
+
+
+def test_lora_trains_adapters_only_and_exports_them_merged(dataset_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("peft")
+    torch = pytest.importorskip("torch")
+    from quokka.invariants.train.finetune import LORA_RANK, FinetuneConfig, finetune
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    s = finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", lora=True, max_steps=2,
+                                batch_size=2, save_steps=100, progress=False))
+    assert s.steps == 2
+    adapter = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    assert adapter["peft_type"] == "LORA" and adapter["r"] == LORA_RANK
+    weights = load_file(str(tmp_path / "adapter" / "adapter_model.safetensors"))
+    assert weights and all("lora_" in k and v.dtype == torch.bfloat16 for k, v in weights.items())
+    tuned = AutoModelForCausalLM.from_pretrained(str(tmp_path), local_files_only=True)
+    init = AutoModelForCausalLM.from_pretrained(str(tmp_path / "init"), local_files_only=True)
+    assert not any("lora" in name for name, _ in tuned.named_parameters())  # merged, not wrapped
+    t, i = dict(tuned.named_parameters()), dict(init.named_parameters())
+    assert torch.equal(t["model.embed_tokens.weight"], i["model.embed_tokens.weight"])  # frozen, no adapter
+    name = "model.layers.0.self_attn.q_proj.weight"
+    assert not torch.equal(t[name], i[name])  # its adapter, trained and merged, changed it
 
 
 def test_time_limit_stops_training_and_still_exports(dataset_dir: Path, tmp_path: Path) -> None:

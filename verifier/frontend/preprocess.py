@@ -51,6 +51,7 @@ _CPP_ERROR = re.compile(r"^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$", re.MULTI
 _MISSING_HEADER = re.compile(
     r"([^\s:]+): No such file or directory|no include path in which to search for (\S+)"
 )
+_QUOTED_INCLUDE = re.compile(r'\s*#\s*include\s*"')
 
 
 @dataclass(frozen=True)
@@ -106,20 +107,40 @@ def preprocess(source: str, filename: str, data_model: str, directory: Path | No
     except OSError as exc:
         raise ToolMissing(f"cannot run the C preprocessor: {exc}") from None
     if done.returncode != 0:
-        raise _cpp_error(done.stderr, filename, name)
+        raise _cpp_error(done.stderr, filename, name, source)
     return Preprocessed(done.stdout, filename, source, name)
 
 
-def _cpp_error(stderr: str, filename: str, name: str) -> InputError | UnsupportedFeature:
+def _cpp_error(stderr: str, filename: str, name: str, source: str) -> InputError | UnsupportedFeature:
     m = _CPP_ERROR.search(stderr)
     if m is None:
         first = stderr.strip().splitlines()[:1]
         return InputError(None, f"{filename}: preprocessor failed: {first[0] if first else 'no message'}")
-    file = filename if m.group(1) in (name, "<stdin>") else m.group(1)
-    coord = Coord(file, int(m.group(2)), int(m.group(3)))
+    in_source = m.group(1) in (name, "<stdin>")
+    coord = Coord(filename if in_source else m.group(1), int(m.group(2)), int(m.group(3)))
     message = m.group(4)
     missing = _MISSING_HEADER.search(message)
     if missing:
-        header = missing.group(1) or missing.group(2)
-        return UnsupportedFeature(coord, f"#include <{header}>", "Quokka ships no such header")
+        line = _line_of(source if in_source else None, coord)
+        return _missing_header(coord, missing.group(1) or missing.group(2), line)
     return InputError(coord, f"preprocessor: {message}")
+
+
+def _missing_header(coord: Coord, header: str, line: str) -> InputError | UnsupportedFeature:
+    """`#include "h"` names the program's own file: its absence is bad input. `#include <h>` names
+    a library header that Quokka's libc subset lacks: the program is valid C, but unsupported."""
+    if _QUOTED_INCLUDE.match(line):
+        return InputError(coord, f'#include "{header}": file not found (looked beside the program '
+                          "and among Quokka's headers)")
+    return UnsupportedFeature(coord, f"#include <{header}>", "Quokka ships no such header")
+
+
+def _line_of(source: str | None, coord: Coord) -> str:
+    """Line `coord.line` of `source`, or of the file `coord` names (an included header); '' if none."""
+    if source is None:
+        try:
+            source = Path(coord.file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+    lines = source.split("\n")  # as cpp counts lines
+    return lines[coord.line - 1] if 0 < coord.line <= len(lines) else ""
