@@ -68,7 +68,7 @@ NON_NEGATIVE_INT = Bounds("a whole number", 0, MAX_COUNT, integer=True)
 POSITIVE_FLOAT = Bounds("a number", 0.0, MAX_COUNT, open_low=True)
 TEMPERATURE = Bounds("a temperature", 0.0, MAX_TEMPERATURE)
 SEED = Bounds("a seed", 0, MAX_SEED, integer=True)
-PORT = Bounds("a port number", 1, 65535, integer=True)
+PORT = Bounds("a port number (0: any free one)", 0, 65535, integer=True)
 
 
 def seconds(text: str) -> float:

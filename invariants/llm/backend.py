@@ -53,11 +53,14 @@ def sample_per_loop(backend: Backend, messages: Sequence[Message], request: Samp
     Each share decodes under the grammar pinned to its line (`AnswerGrammar.pinned`), so every
     loop of a multi-loop program gets guesses: a small model left to pick the line answers for
     one loop almost always. Backends that do not constrain decoding (`constrains` false) get the
-    request as it is. The shares run one after another within the request's timeout.
+    request as it is. A backend with `sample_shares` decodes the shares together (one batch);
+    others get them one after another within the request's timeout.
     """
     grammar = request.grammar
     if grammar is None or len(grammar.lines) < 2 or not getattr(backend, "constrains", False):
         return backend.sample(messages, request)
+    if hasattr(backend, "sample_shares"):
+        return _together(backend, messages, request, grammar)
     deadline = time.monotonic() + request.timeout_s
     answers: list[str] = []
     for i, (line, n) in enumerate(zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True)):
@@ -67,3 +70,14 @@ def sample_per_loop(backend: Backend, messages: Sequence[Message], request: Samp
         share = replace(request, n=n, seed=request.seed + i, timeout_s=left, grammar=grammar.pinned(line))
         answers.extend(backend.sample(messages, share))
     return answers
+
+
+def _together(backend: Backend, messages: Sequence[Message], request: SampleRequest,
+              grammar: AnswerGrammar) -> list[str]:  # fmt: skip
+    parts = [
+        replace(request, n=n, grammar=grammar.pinned(line))
+        for line, n in zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True)
+        if n > 0
+    ]
+    groups = backend.sample_shares(messages, parts)  # type: ignore[attr-defined]
+    return [answer for group in groups for answer in group]

@@ -102,14 +102,28 @@ class _Prompt:
 
 @dataclass
 class _Batch:
-    """The rows being sampled: tokens so far, which rows still run, the KV cache and, when decoding
-    is constrained, each row's grammar state."""
+    """The rows being sampled: tokens so far, which rows still run, the KV cache and each row's
+    grammar (None: unconstrained) and state in it."""
 
     tokens: list[list[int]]
     active: list[bool]
     cache: Any
     states: list[GrammarState]
-    constraint: TokenConstraint | None = None
+    constraints: list[TokenConstraint | None]
+
+
+def _forced_state(constraint: TokenConstraint | None, text: str) -> GrammarState:
+    """The grammar state after a forced answer start `text`."""
+    start = GrammarState()
+    return start if constraint is None else constraint.grammar.advance(start, text) or start
+
+
+def _split(rows: list[list[int]], sizes: Sequence[int]) -> list[list[list[int]]]:
+    out, at = [], 0
+    for size in sizes:
+        out.append(rows[at : at + size])
+        at += size
+    return out
 
 
 def token_texts(tokenizer: Any) -> list[str]:
@@ -165,36 +179,53 @@ class LocalModel:
 
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
         """`request.n` answers sampled from one prefill of the prompt."""
+        return self.sample_shares(messages, [request])[0]
+
+    def sample_shares(
+        self, messages: Sequence[Message], requests: Sequence[SampleRequest]
+    ) -> list[list[str]]:
+        """The answers to each request (its share of the samples), all from one prefill of the
+        prompt and, when their forced starts are equally long, decoded together in one batch (the
+        decoding settings and the time limit of the first request apply to all)."""
         ids = self.encode(messages)
+        forced = [self.forced_ids(r.grammar) for r in requests]
+        groups = [list(range(len(requests)))] if len({len(f) for f in forced}) <= 1 else [
+            [i] for i in range(len(requests))]  # fmt: skip
+        out: list[list[str]] = [[] for _ in requests]
         try:
-            tokens = self.sample_ids(ids, request)
+            for group in groups:
+                rows = self.sample_ids(ids, [requests[i] for i in group])
+                for i, answers in zip(group, _split(rows, [requests[i].n for i in group]), strict=True):
+                    out[i] = [self.tokenizer.decode(t, skip_special_tokens=True) for t in answers]
         except MemoryError as exc:
             raise ModelError(f"out of memory while sampling{memory_hint()}") from exc
-        return [self.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
+        return out
 
-    def sample_ids(self, prompt_ids: Any, request: SampleRequest) -> list[list[int]]:
-        """`request.n` answers (token ids), decoded together from one prefill of the prompt.
+    def sample_ids(self, prompt_ids: Any, requests: Sequence[SampleRequest]) -> list[list[int]]:
+        """The answers' token ids, `r.n` rows per request r in order, decoded together from one
+        prefill of the prompt.
 
-        The prompt's KV cache is copied into a preallocated cache of n rows (a growing cache copies
-        itself at every step, which costs more than the model on a CPU). When the grammar names one
-        insertion line, the answer's fixed start `After line X, insert assume(` is forced, not
-        sampled.
+        The prompt's KV cache is copied into a preallocated cache of all rows (a growing cache
+        copies itself at every step, which costs more than the model on a CPU). When a request's
+        grammar names one insertion line, its answers' fixed start `After line X, insert assume(`
+        is forced, not sampled (the forced starts of one call must be equally long).
         """
         import torch
 
-        if request.n <= 0:
+        first = requests[0] if requests else SampleRequest(n=0)
+        forced = [f for r in requests for f in [self.forced_ids(r.grammar)] * r.n]
+        if not forced:
             return []
-        forced = self.forced_ids(request.grammar)
-        self._check_length(int(prompt_ids.shape[1]) + len(forced), request.max_new_tokens)
-        deadline = time.monotonic() + request.timeout_s
-        generator = torch.Generator(device=self.device).manual_seed(request.seed)
+        self._check_length(int(prompt_ids.shape[1]) + len(forced[0]), first.max_new_tokens)
+        deadline = time.monotonic() + first.timeout_s
+        generator = torch.Generator(device=self.device).manual_seed(first.seed)
         with torch.inference_mode():
-            batch, logits = self._start(prompt_ids, forced, request)
-            for _ in range(request.max_new_tokens):
-                logits = self._step(batch, logits, request, generator)
+            batch, logits = self._start(prompt_ids, forced, requests)
+            for _ in range(first.max_new_tokens):
+                logits = self._step(batch, logits, first, generator)
                 if logits is None or time.monotonic() > deadline:
                     break
-        return [forced + tokens for tokens in batch.tokens]
+        return [f + tokens for f, tokens in zip(forced, batch.tokens, strict=True)]
 
     def forced_ids(self, grammar: AnswerGrammar | None) -> list[int]:
         """The tokens of `After line X, insert assume(` when `grammar` allows one line X, else []."""
@@ -203,22 +234,25 @@ class LocalModel:
         text = answer_start(grammar.lines[0])
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def _start(self, prompt_ids: Any, forced: list[int], request: SampleRequest) -> tuple[_Batch, Any]:
+    def _start(
+        self, prompt_ids: Any, forced: list[list[int]], requests: Sequence[SampleRequest]
+    ) -> tuple[_Batch, Any]:
+        """The batch of all rows, each holding the prompt and its forced start, and the logits
+        after that."""
         import torch
 
-        n = request.n
+        n = len(forced)
         prompt = self._prefill(prompt_ids)
-        cache = self._cache_of_rows(prompt, n, len(prompt.ids) + len(forced) + request.max_new_tokens)
+        length = len(prompt.ids) + len(forced[0]) + requests[0].max_new_tokens
+        cache = self._cache_of_rows(prompt, n, length)
         logits = prompt.logits.expand(n, -1)
-        constraint = self.constraint(request)
-        state = GrammarState()
-        if forced:
-            feed = torch.tensor([forced] * n, device=self.device)
+        if forced[0]:
+            feed = torch.tensor(forced, device=self.device)
             logits = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: cache}).logits[:, -1, :]
-            if constraint is not None:
-                state = constraint.grammar.advance(state, self.tokenizer.decode(forced)) or state
-        batch = _Batch([[] for _ in range(n)], [True] * n, cache, [state] * n, constraint)
-        return batch, logits
+        constraints = [c for r in requests for c in [self.constraint(r)] * r.n]
+        texts = [self.tokenizer.decode(f) for f in forced]
+        states = [_forced_state(c, t) for c, t in zip(constraints, texts, strict=True)]
+        return _Batch([[] for _ in range(n)], [True] * n, cache, states, constraints), logits
 
     def _prefill(self, prompt_ids: Any) -> _Prompt:
         """The prompt run through the model on one row (reused when the last prompt repeats)."""
@@ -259,7 +293,7 @@ class LocalModel:
 
     def _take(self, batch: _Batch, row: int, tok: int, logits: Any, request: SampleRequest,
               generator: Any) -> None:  # fmt: skip
-        if (constraint := batch.constraint) is not None:
+        if (constraint := batch.constraints[row]) is not None:
             tok = _constrained(batch, constraint, row, tok, logits, request, generator)
         if tok in self.eos or tok == STOP:
             batch.active[row] = False
@@ -382,6 +416,15 @@ class LocalBackend:
         self.adapter = adapter
 
     def sample(self, messages: Sequence[Message], request: SampleRequest) -> list[str]:
+        return self._model().sample(messages, request)
+
+    def sample_shares(
+        self, messages: Sequence[Message], requests: Sequence[SampleRequest]
+    ) -> list[list[str]]:
+        """The answers to each request, decoded together (`LocalModel.sample_shares`)."""
+        return self._model().sample_shares(messages, requests)
+
+    def _model(self) -> LocalModel:
         if self.threads is not None:
             set_threads(self.threads)
-        return load_model(self.directory, self.dtype, self.device, self.adapter).sample(messages, request)
+        return load_model(self.directory, self.dtype, self.device, self.adapter)

@@ -89,7 +89,7 @@ def test_a_pinned_grammar_forces_the_answer_start(tiny_model, program):
 def test_static_cache_decoding_equals_recomputing_the_whole_sequence(tiny_model, program):
     lm = load_model(tiny_model.directory, "fp32")
     ids = lm.encode(build_messages(program, SOURCE + "int greedy = 2;\n"))
-    mine = lm.sample_ids(ids, SampleRequest(n=2, temperature=0, max_new_tokens=12))
+    mine = lm.sample_ids(ids, [SampleRequest(n=2, temperature=0, max_new_tokens=12)])
     with torch.inference_mode():
         whole = ids
         for _ in range(len(mine[0])):
@@ -226,3 +226,25 @@ def test_serve_model_command_is_registered():
     register(parser.add_subparsers())
     args = parser.parse_args(["serve-model", "some/dir", "--port", "0"])
     assert (args.directory, args.port, args.host) == ("some/dir", 0, "127.0.0.1")
+
+
+def test_the_shares_of_several_loops_are_decoded_in_one_batch_from_one_prefill(tiny_model):
+    from quokka.invariants.llm.backend import sample_per_loop
+    from quokka.verifier.frontend import lower_source
+
+    source = SOURCE.replace("  __VERIFIER_assert(s == 3 * n);", "  while (s > 0) {\n    s = s - 3;\n  }")
+    program = lower_source(source, "two.c", "LP64")
+    lm = load_model(tiny_model.directory, "fp32")
+    shapes = []
+    hook = lm.model.register_forward_pre_hook(
+        lambda mod, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
+    request = SampleRequest(n=5, temperature=1.0, max_new_tokens=30, seed=3, grammar=answer_grammar(program))
+    try:
+        backend = LocalBackend(tiny_model.directory, "fp32")
+        answers = sample_per_loop(backend, build_messages(program, source), request)
+    finally:
+        hook.remove()
+    lines = sorted(info.insert_after_line for info in program.loops)
+    assert [sum(a.startswith(f"After line {x}, insert assume(") for a in answers) for x in lines] == [3, 2]
+    assert shapes[0][0] == 1 and all(s[0] == 5 for s in shapes[1:])  # one prefill, then all 5 rows
