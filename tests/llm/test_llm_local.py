@@ -248,3 +248,19 @@ def test_the_shares_of_several_loops_are_decoded_in_one_batch_from_one_prefill(t
     lines = sorted(info.insert_after_line for info in program.loops)
     assert [sum(a.startswith(f"After line {x}, insert assume(") for a in answers) for x in lines] == [3, 2]
     assert shapes[0][0] == 1 and all(s[0] == 5 for s in shapes[1:])  # one prefill, then all 5 rows
+
+
+def test_model_bench_times_one_round_per_program(tiny_model, tmp_path, capsys):
+    import json
+
+    from quokka.verifier.cli import main
+
+    (tmp_path / "a.c").write_text(SOURCE)
+    (tmp_path / "b.c").write_text(SOURCE.replace("s + 3", "s + 4"))
+    code = main(["model", "bench", str(tmp_path), "--model", str(tiny_model.directory), "--samples", "3",
+                 "--threads", "1", "--json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(report["programs"]) == 2
+    programs = report["programs"]
+    assert all(len(p["answers"]) == 3 and p["loops"] == 1 and p["prompt_tokens"] > 100 for p in programs)
+    assert 0 < report["median_s"] <= report["max_s"]
