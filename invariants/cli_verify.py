@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
+from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import Options, from_pyproject
 from quokka.verifier.properties import READINGS
@@ -40,6 +41,12 @@ def register(subparsers: Any) -> None:
         choices=list(READINGS),
         help="what the error is: unreach-call (reach_error() only; a failing assert() aborts) or assert "
         "(reach_error() and failing assert()s); default: the task's (unreach-call), else assert",
+    )
+    parser.add_argument(
+        "--uninitialised",
+        choices=list(UNINITIALISED_READINGS),
+        help="reading an uninitialised local: nondet (an arbitrary value of its type, as SV-COMP reads it) "
+        "or strict (undefined behaviour: no FALSE may depend on it); default: nondet for a task, else strict",
     )
     parser.add_argument(
         "--engines", help="comma-separated: houdini,bmc,spacer,testing (default: all four)"
@@ -91,6 +98,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         timeout_s=args.timeout,
         data_model=args.data_model,
         property=args.property,
+        uninitialised=args.uninitialised,
         engines=_split(args.engines),
         proposers=_split(args.proposers),
         invariants=parse_invariant_args(args.invariant) or None,

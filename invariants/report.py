@@ -40,6 +40,8 @@ def _print_counterexample(result: Result, console: Console) -> None:
     cex = result.counterexample
     assert cex is not None
     console.print(f"  error reached at line {cex.error_line}, confirmed by {', '.join(cex.confirmed_by)}")
+    for note in cex.replay_notes:
+        console.print(f"  {note}", markup=False, highlight=False)
     table = Table(title="Inputs", title_justify="left")
     for column in ("#", "line", "source", "value"):
         table.add_column(column)

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from quokka.verifier.checks import with_uninitialised
+from quokka.verifier.definedness import STRICT
 from quokka.verifier.dump import dump_json, dump_program
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower
@@ -26,20 +28,29 @@ from .testing import random_testing
 @dataclass(frozen=True)
 class Target:
     """What `verify_path` checks: the C file, its data model and the property (`choice.checked`,
-    None when none of the task's properties is supported)."""
+    None when none of the task's properties is supported), and how it reads uninitialised locals."""
 
     c_file: Path
     data_model: str
     choice: PropertyChoice
+    uninitialised: str = STRICT
 
 
 def resolve_target(path: Path, options: Options) -> Target:
     """The target of `path` (a C file or an SV-COMP task `.yml`); `options.property` overrides
-    the task's property (unreach-call) or a C file's (assert)."""
+    the task's property (unreach-call) or a C file's (assert), and `options.uninitialised` the
+    reading of uninitialised locals (`strict` unless asked: SV-COMP reads them as arbitrary values,
+    `nondet`, but nine `true` tasks of the code2inv set are reachable errors under that reading)."""
     if path.suffix in (".yml", ".yaml"):
         task = read_task(path)
-        return Target(Path(task.file), options.data_model or task.data_model, task.choice(options.property))
-    return Target(path, options.data_model or "LP64", decide(None, options.property))
+        return Target(
+            Path(task.file),
+            options.data_model or task.data_model,
+            task.choice(options.property),
+            options.uninitialised or STRICT,
+        )
+    choice = decide(None, options.property)
+    return Target(path, options.data_model or "LP64", choice, options.uninitialised or STRICT)
 
 
 def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
@@ -100,13 +111,13 @@ def verify_path(path: Path, options: Options) -> Result:
     if checked is None:
         return _unknown(target, target.choice.reason, started)
     try:
-        program = lower(target.c_file, target.data_model, checked)
+        program = lower(target.c_file, target.data_model, checked, target.uninitialised)
     except UnsupportedFeature as exc:
         return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
     result = verify_program(program, options.with_(data_model=target.data_model), target.c_file)
-    result = with_property(result, target.choice)
+    result = with_uninitialised(with_property(result, target.choice), target.uninitialised)
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result

@@ -2,7 +2,9 @@
 
 In a benchmark definition: `<benchmark tool="quokka.svcomp.benchexec_tool" ...>` (BenchExec loads
 a tool-info module by its full Python name when it contains a dot). Quokka runs as
-`quokka verify FILE --json --property unreach-call [--data-model M] [--timeout S] --witness witness.yml`
+`quokka verify FILE --json --property unreach-call [--data-model M] [--timeout S] --witness
+witness.yml` (SV-COMP's reading: only reach_error() is the error; add `--uninitialised nondet` to
+the benchmark's options for SV-COMP's reading of uninitialised locals)
 and the verdict is read from its one JSON object (see `quokka.verifier.results.Result.to_json`).
 The witness (SV-COMP format 2.0, backing a TRUE or FALSE verdict; none for UNKNOWN) is written
 into the run's working directory, whose files BenchExec keeps as the run's result files (select

@@ -16,6 +16,7 @@ from .ir import (
     ARITH_OPS,
     COMPARE_OPS,
     INT,
+    INT128,
     LOGIC_OPS,
     ArrayType,
     Binary,
@@ -30,7 +31,7 @@ from .ir import (
     int_types,
 )
 
-_RANK = {"_Bool": 0, "char": 1, "short": 2, "int": 3, "long": 4, "long long": 5}
+_RANK = {"_Bool": 0, "char": 1, "short": 2, "int": 3, "long": 4, "long long": 5, "__int128": 6}
 SIGNED_OVERFLOW_OPS = frozenset({"+", "-", "*", "/", "%", "<<"})
 DATA_MODELS = ("ILP32", "LP64")
 
@@ -54,6 +55,14 @@ class CTypes:
     @property
     def size_t(self) -> IntType:
         return self.named("unsigned long" if self.data_model == "LP64" else "unsigned int")
+
+    @property
+    def gnu_wide(self) -> IntType:
+        """gcc's type for a decimal constant without `u` that no standard signed type holds (C11
+        gives it none; gcc warns "integer constant is so large that it is unsigned"): `__int128`
+        where the target has it (x86-64, LP64; the value is exact), else `long long` (i386, ILP32;
+        the value's low 64 bits, i.e. 2**64 less)."""
+        return INT128 if self.data_model == "LP64" else self.named("long long")
 
     @property
     def pointer_bytes(self) -> int:
@@ -225,21 +234,25 @@ _INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)([
 
 
 def int_literal(ct: CTypes, text: str) -> Const:
-    """An integer constant typed as C11 6.4.4.1 says (the first listed type that holds it).
+    """An integer constant typed as C11 6.4.4.1 says (the first listed type that holds it), and
+    as gcc types a decimal one without `u` above LLONG_MAX (`CTypes.gnu_wide`).
 
-    Raises ValueError for malformed text or a value that fits no type.
+    Raises ValueError for malformed text or a value above ULLONG_MAX.
     """
     m = _INT_LITERAL.match(text)
     if m is None:
         raise ValueError(f"malformed integer constant {text!r}")
     digits, suffix = m.group(1), m.group(2).lower()
     value = _digits_value(digits)
+    if value > ct.named("unsigned long long").max:
+        raise ValueError(f"integer constant {text} is too large (above ULLONG_MAX)")
     decimal = not digits.startswith("0") or digits == "0"
     for name in _candidate_types(suffix, decimal):
         ty = ct.named(name)
         if value <= ty.max:
             return Const(value, ty)
-    raise ValueError(f"integer constant {text} is too large")
+    # only a decimal constant without `u` gets here (the other lists end with unsigned long long)
+    return Const(semantics.wrap(value, ct.gnu_wide), ct.gnu_wide)
 
 
 def _digits_value(digits: str) -> int:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .definedness import NONDET, ORIGIN
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import Binary, Expr, Havoc, Program, VarDecl
+from .ir import ArrayType, Binary, Expr, Havoc, IntType, Program, VarDecl
 from .printer import format_expr_c_names
-from .replay import is_nondet_call, replay_inputs, replay_with_compiler
-from .results import Counterexample, InputValue, ProvenInvariant
+from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
+from .results import Counterexample, InputValue, ProvenInvariant, Result
 
 
 def conjuncts(e: Expr) -> list[Expr]:
@@ -44,32 +46,118 @@ def certificate_result(
 def confirm_counterexample(
     program: Program, result: EngineResult, source: Path | None
 ) -> tuple[Counterexample | None, str]:
-    """Replay `result.inputs`; a counterexample only when the error is really reached."""
+    """Replay `result.inputs`; a counterexample only when the error is really reached. A path that
+    reads an uninitialised local is one only under the nondet reading (`Program.uninitialised`)."""
+    execution = _interpreter_replay(program, result)
+    if isinstance(execution, str):
+        return None, execution
+    confirmed, notes = ["interpreter"], []
+    if source is not None and source.suffix in (".c", ".i"):
+        outcome, detail = _compiler_check(program, execution, source)
+        if outcome == "rejected":
+            return None, detail
+        if outcome == "reached":
+            confirmed.append("gcc")
+        else:
+            notes.append(detail)
+    return _counterexample(program, execution, tuple(confirmed), tuple(notes)), ""
+
+
+def _compiler_check(program: Program, execution: Execution, source: Path) -> tuple[str, str]:
+    """("reached", detail), ("rejected", why the path is no counterexample) or ("note", why gcc
+    does not confirm it: no compiler, or a value the compiled program cannot be given)."""
+    compiled = _compiler_replay(program, execution, source)
+    if isinstance(compiled, _Unfollowable):
+        if compiled.arbitrary and program.uninitialised == NONDET:
+            return "note", f"gcc replay skipped: {compiled.reason}"
+        return "rejected", f"the compiled program cannot follow this path: {compiled.reason}"
+    if compiled.status == "not_reached":
+        return "rejected", f"the compiled program did not reach the error: {compiled.detail}"
+    if compiled.status == "reached":
+        return "reached", compiled.detail
+    return "note", f"gcc replay {compiled.status}: {compiled.detail}"
+
+
+def _interpreter_replay(program: Program, result: EngineResult) -> Execution | str:
+    """The run of `result.inputs` that reaches the error (uninitialised locals at 0 when that still
+    does), or why it is no counterexample."""
     if result.inputs is None:
-        return None, "no inputs to replay"
+        return "no inputs to replay"
     execution = run(program, result.inputs, check_uninitialised=True)
     if execution.outcome != "error":
-        return None, f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
+        return f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
     if execution.overflows:
-        return None, f"the path overflows signed arithmetic (undefined behaviour) at {execution.overflows[0]}"
+        return f"the path overflows signed arithmetic (undefined behaviour) at {execution.overflows[0]}"
     if isinstance(replay_inputs(execution), str):
         execution = _with_zeroed_locals(program, execution)
-    if execution.uninitialised_reads:
+    if execution.uninitialised_reads and program.uninitialised != NONDET:
         read = execution.uninitialised_reads[0]
-        return None, f"the path {read.describe(_c_name(program, read.variable))} (undefined behaviour)"
-    confirmed = ["interpreter"]
-    if source is not None and source.suffix in (".c", ".i"):
-        compiled_inputs = replay_inputs(execution)
-        if isinstance(compiled_inputs, str):
-            return None, f"the compiled program cannot follow this path: {compiled_inputs}"
-        compiled = replay_with_compiler(
-            source, compiled_inputs, program.data_model, property_name=program.property_name
+        return (
+            f"the path {read.describe(_c_name(program, read.variable))} (undefined behaviour; "
+            "--uninitialised nondet reads it as an arbitrary value)"
         )
-        if compiled.status == "not_reached":
-            return None, f"the compiled program did not reach the error: {compiled.detail}"
-        if compiled.status == "reached":
-            confirmed.append("gcc")
-    return _counterexample(program, execution, tuple(confirmed)), ""
+    return execution
+
+
+@dataclass(frozen=True)
+class _Unfollowable:
+    """Why the compiled program cannot follow a path; `arbitrary`: only because uninitialised
+    locals it cannot set have values other than 0 (which the nondet reading allows)."""
+
+    reason: str
+    arbitrary: bool
+
+
+def _compiler_replay(program: Program, execution: Execution, source: Path) -> ReplayResult | _Unfollowable:
+    """The compiled program run on the path's inputs, or why it cannot follow the path."""
+    prepared = _compiler_inputs(program, execution)
+    if isinstance(prepared, _Unfollowable):
+        return prepared
+    inputs, declarations = prepared
+    return replay_with_compiler(
+        source, inputs, program.data_model, property_name=program.property_name, initialise=declarations
+    )
+
+
+def _compiler_inputs(
+    program: Program, execution: Execution
+) -> tuple[tuple[int, ...], tuple[InputDeclaration, ...]] | _Unfollowable:
+    """The inputs of the compiled program for the path of `execution` and the declarations it must
+    initialise from them: none when every uninitialised local is 0 (the compiled program zeroes
+    them); under the nondet reading, the scalar ones that are not, each time they are declared."""
+    plain = replay_inputs(execution)
+    if not isinstance(plain, str):
+        return plain, ()
+    if program.uninitialised != NONDET:
+        return _Unfollowable(plain, False)
+    inputs: list[int] = []
+    declarations: dict[InputDeclaration, None] = {}
+    blocked: list[tuple[Havoc, int]] = []
+    for value, havoc in zip(execution.inputs_used, execution.havocs, strict=True):
+        declared = _input_declaration(program, havoc)
+        if declared is not None:
+            declarations[declared] = None
+        if declared is not None or is_nondet_call(havoc.origin):
+            inputs.append(value)
+        elif value != 0:
+            blocked.append((havoc, value))
+    if blocked:
+        first, value = blocked[0]
+        reason = f"{_c_name(program, first.target)} ({first.origin}) is {value} at {first.coord}"
+        return _Unfollowable(f"{reason}; compiled, it is 0", all(h.origin == ORIGIN for h, _ in blocked))
+    return tuple(inputs), tuple(declarations)
+
+
+def _input_declaration(program: Program, havoc: Havoc) -> InputDeclaration | None:
+    """The declaration of an uninitialised scalar local in the program's own file, which the
+    compiled copy can initialise from the inputs (None for anything else)."""
+    coord = havoc.coord
+    if havoc.origin != ORIGIN or coord is None or coord.file != program.file:
+        return None
+    decl = program.var(havoc.target)
+    if not isinstance(decl.type, IntType) or decl.kind != "local":
+        return None
+    return InputDeclaration(coord.line, coord.column, decl.c_name)
 
 
 def _with_zeroed_locals(program: Program, execution: Execution) -> Execution:
@@ -90,7 +178,9 @@ def _c_name(program: Program, name: str) -> str:
     return next((v.c_name for v in program.variables if v.name == name), name)
 
 
-def _counterexample(program: Program, execution: Execution, confirmed: tuple[str, ...]) -> Counterexample:
+def _counterexample(
+    program: Program, execution: Execution, confirmed: tuple[str, ...], notes: tuple[str, ...] = ()
+) -> Counterexample:
     names = {v.name: v.c_name for v in program.variables}
     inputs = tuple(
         InputValue(h.origin, h.coord.line if h.coord else 0, value)
@@ -109,7 +199,37 @@ def _counterexample(program: Program, execution: Execution, confirmed: tuple[str
         path_lines=_lines(execution),
         loop_heads=heads,
         confirmed_by=confirmed,
+        uninitialised_reads=_read_names(program, execution),
+        replay_notes=notes,
     )
+
+
+def _read_names(program: Program, execution: Execution) -> tuple[str, ...]:
+    """Under the nondet reading, `file:line:col name` of each uninitialised local whose value the
+    path reads (where it is declared; `name[]` for an array, whose elements are read when drawn)."""
+    if program.uninitialised != NONDET:
+        return ()
+    reads = execution.uninitialised_reads
+    scalars = [f"{r.declared or r.coord} {_c_name(program, r.variable)}" for r in reads]
+    arrays = [
+        f"{h.coord} {_c_name(program, h.target)}[]"
+        for h in execution.havocs
+        if h.origin == ORIGIN and isinstance(program.var(h.target).type, ArrayType)
+    ]
+    return tuple(dict.fromkeys([*scalars, *arrays]))
+
+
+def with_uninitialised(result: Result, reading: str) -> Result:
+    """`result` saying how uninitialised locals were read (`extra.uninitialised`: nondet or
+    strict); when its counterexample reads one, which (`extra.uninitialised_reads`) and, in the
+    reason, that the verdict assumes their values."""
+    extra = {**result.extra, "uninitialised": reading}
+    reads = result.counterexample.uninitialised_reads if result.counterexample is not None else ()
+    if not reads:
+        return replace(result, extra=extra)
+    extra["uninitialised_reads"] = list(reads)
+    note = f"reads uninitialised locals as arbitrary values (--uninitialised nondet): {', '.join(reads)}"
+    return replace(result, reason=f"{result.reason} ({note})", extra=extra)
 
 
 def _lines(execution: Execution, limit: int = 2000) -> tuple[int, ...]:

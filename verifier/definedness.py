@@ -1,9 +1,13 @@
-"""Reads of uninitialised scalar locals along an executed path.
+"""Reads of uninitialised scalar locals along an executed path, and the two readings of them.
 
 C11 6.3.2.1p2: reading an uninitialised automatic object that could have been declared `register`
 (a scalar local whose address is never taken: every scalar the IR has) is undefined behaviour.
-A counterexample that does so is not a run the compiled program is bound to follow, so it does
-not justify FALSE. Arrays are not tracked: their uninitialised elements have unspecified values.
+Under the `strict` reading (a plain C file's default) a counterexample that does so is not a run
+the compiled program is bound to follow, so it does not justify FALSE. Under `nondet` (SV-COMP's
+reading, a task file's default) such a local holds an arbitrary value of its type, like the result
+of a `__VERIFIER_nondet_*` call, so the counterexample stands and its reads are reported. Either
+way TRUE holds for every value (the engines read a `Havoc` as any value). Arrays are not tracked:
+their uninitialised elements have unspecified values.
 
 The check over-approximates reads: a condition reads all its variables, even those that `&&`,
 `||` or `?:` would not evaluate, so it may reject a valid counterexample but never accepts one
@@ -17,6 +21,11 @@ from dataclasses import dataclass
 
 from .errors import Coord
 from .ir import Assert, Assign, Assume, Havoc, If, IntType, Program, Stmt, free_vars
+
+STRICT = "strict"  # reading an uninitialised local is undefined: no verdict may depend on it
+NONDET = "nondet"  # an uninitialised local holds an arbitrary value of its type (SV-COMP)
+UNINITIALISED_READINGS = (NONDET, STRICT)
+ORIGIN = "uninitialised"  # the origin of the `Havoc` that declares a local without an initialiser
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[
         for name in _reads(stmt) & undefined.keys():
             found.setdefault((name, undefined[name]), UninitialisedRead(name, stmt.coord, undefined[name]))
         target = _written(stmt)
-        if target in scalars and isinstance(stmt, Havoc) and stmt.origin == "uninitialised":
+        if target in scalars and isinstance(stmt, Havoc) and stmt.origin == ORIGIN:
             undefined[target] = stmt.coord
         elif target is not None:
             undefined.pop(target, None)

@@ -89,6 +89,7 @@ def int_types(data_model: str) -> dict[str, IntType]:
 
 INT = IntType("int", 32, True)
 UINT = IntType("unsigned int", 32, False)
+INT128 = IntType("__int128", 128, True)  # gcc's, on LP64 targets (x86-64): no C declaration has it
 
 # ----------------------------------------------------------------------------- expressions
 
@@ -357,6 +358,9 @@ class Program:
     # what its Asserts are (`properties`): "assert" (reach_error and failing assert()) or
     # "unreach-call" (reach_error only); gcc replay counts the same calls as the error
     property_name: str = "assert"
+    # how a read of an uninitialised local is read (`definedness`): "strict" (undefined: no FALSE
+    # may depend on it) or "nondet" (an arbitrary value, SV-COMP's reading)
+    uninitialised: str = "strict"
 
     def var(self, name: str) -> VarDecl:
         for v in self.variables:

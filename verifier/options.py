@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_args import MEMORY_MB, POSITIVE_INT, SECONDS, SEED, TEMPERATURE, Bounds
+from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
 
@@ -31,6 +32,9 @@ class Options:
     timeout_s: float = 60.0
     data_model: str | None = None  # None: from the task file, else LP64
     property: str | None = None  # "unreach-call" | "assert"; None: the task's (unreach-call), else assert
+    # reading an uninitialised local: "nondet" (an arbitrary value, SV-COMP) | "strict" (undefined);
+    # None: nondet for a task file, strict for a C file
+    uninitialised: str | None = None
     engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing")
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
@@ -61,6 +65,9 @@ class Options:
             raise InputError(None, f"data model must be ILP32 or LP64, got {self.data_model!r}")
         if self.property is not None and self.property not in READINGS:
             raise InputError(None, f"property must be {' or '.join(READINGS)}, got {self.property!r}")
+        if self.uninitialised is not None and self.uninitialised not in UNINITIALISED_READINGS:
+            expected = " or ".join(UNINITIALISED_READINGS)
+            raise InputError(None, f"uninitialised must be {expected}, got {self.uninitialised!r}")
         bad = [e for e in self.engines if e not in ENGINES]
         if bad:
             raise InputError(None, f"unknown engine(s): {', '.join(bad)} (known: {', '.join(ENGINES)})")

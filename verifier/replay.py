@@ -17,7 +17,9 @@ A generated harness is linked with the program:
   entry counts as the error too), so a failing `assert()` reaches the error;
 * uninitialised locals are zeroed (`-ftrivial-auto-var-init=zero` where the compiler has it),
   matching an interpreter run that gives 0 to `Havoc`s of origin "uninitialised"
-  (`replay_inputs` extracts the nondet inputs of an `Execution` and checks that);
+  (`replay_inputs` extracts the nondet inputs of an `Execution` and checks that); a path that
+  gives one another value (the nondet reading of uninitialised locals) is replayed on a copy whose
+  declarations of those locals take the next input (`InputDeclaration`, `initialise`);
 * code2inv's `unknown()` is answered like `__VERIFIER_nondet_int()`.
 
 ILP32 tasks need `-m32`; where it does not link, an ILP32 program is run natively only if a
@@ -91,6 +93,7 @@ QK_INT(u8, unsigned char) QK_INT(u16, unsigned short) QK_INT(u32, unsigned int)
 QK_INT(loff_t, long long) QK_INT(sector_t, unsigned long)
 QK_FLT(float, float) QK_FLT(double, double)
 QK_WEAK int unknown(void) { return (int)qk_next(); }
+QK unsigned long long __quokka_uninit(void) { return qk_next(); }
 """
 
 # Only `reach_error` is the error (property unreach-call).
@@ -124,6 +127,8 @@ _PROTOTYPES = (
     "void __quokka_head(int, int); void __quokka_val_s(const char *, long long); "
     "void __quokka_val_u(const char *, unsigned long long);\n"
 )
+_UNINIT_PROTOTYPE = "unsigned long long __quokka_uninit(void);\n"
+_UNINIT_CALL = " = __quokka_uninit()"
 _BASE_FLAGS = ("-std=gnu11", "-O0", "-w", "-finstrument-functions", "-fno-builtin")
 # Newer compilers reject what older C allowed; SV-COMP programs rely on it (implicit reach_error).
 _PERMISSIVE = (
@@ -141,6 +146,17 @@ class LoopProbe:
     line: int
     column: int
     variables: tuple[tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class InputDeclaration:
+    """A scalar local declared without an initialiser, its name at `line`:`column`: the replayed
+    copy initialises it from the next input (each time the declaration runs), as the interpreter
+    gives such a local the next input under the nondet reading."""
+
+    line: int
+    column: int
+    name: str
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,8 @@ _MODEL_WORDS = frozenset(
 )  # fmt: skip
 _MODEL_PARTS = ("LONG", "SIZE", "PTR", "WORD", "LP64", "x86_64", "i386", "__amd64")
 _LONG_SUFFIX = re.compile(r"\d\w*?(?<![lL])[lL][uU]?$|\d\w*?[uU][lL]$")
+_SIGNED_DECIMAL = re.compile(r"([1-9]\d*)[lL]*$")
+_LLONG_MAX = (1 << 63) - 1
 
 
 def blank_comments_and_literals(text: str) -> str:
@@ -218,9 +236,17 @@ def data_model_dependence(source: str) -> str | None:
             return f"uses `{word}`"
         if word[0].isdigit() and _LONG_SUFFIX.match(word):
             return f"uses the long constant {word}"
+        if _wide_decimal(word):
+            return f"uses the constant {word} (gcc: __int128 on LP64, long long on ILP32)"
         if "LLONG" not in word and any(part in word for part in _MODEL_PARTS):
             return f"uses `{word}`"
     return None
+
+
+def _wide_decimal(word: str) -> bool:
+    """A decimal constant without `u` above LLONG_MAX, whose type gcc chooses per target."""
+    m = _SIGNED_DECIMAL.match(word)
+    return m is not None and int(m.group(1)) > _LLONG_MAX
 
 
 # ----------------------------------------------------------------------------- instrumentation
@@ -291,21 +317,43 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def instrument(source: str, probes: Sequence[LoopProbe], file_name: str) -> str:
-    """`source` with a trace call at each probed loop head; raises ValueError where it cannot."""
+def _offset(starts: list[int], line: int, column: int, what: str) -> int:
+    if not 1 <= line < len(starts) or column < 1:
+        raise ValueError(f"{what} position {line}:{column} is not in the file")
+    return starts[line - 1] + column - 1
+
+
+def _initialiser(scan: str, pos: int, decl: InputDeclaration) -> tuple[int, str]:
+    """(position, text) that initialises `decl` from the next input; ValueError unless the text at
+    `pos` is its name ending a declarator (followed by `;` or `,`)."""
+    end = pos + len(decl.name)
+    before = scan[pos - 1 : pos]
+    follows = scan[_skip_blanks(scan, end) : _skip_blanks(scan, end) + 1]
+    if scan[pos:end] != decl.name or before.isalnum() or before == "_" or follows not in (";", ","):
+        raise ValueError(f"no declaration of {decl.name} without initialiser at {decl.line}:{decl.column}")
+    return end, _UNINIT_CALL
+
+
+def instrument(
+    source: str, probes: Sequence[LoopProbe], file_name: str, initialise: Sequence[InputDeclaration] = ()
+) -> str:
+    """`source` with a trace call at each probed loop head and the declarations `initialise` names
+    initialised from the inputs; raises ValueError where it cannot."""
     scan, starts = blank_comments_and_literals(source), _line_starts(source)
-    edits: list[tuple[int, str]] = []
+    edits: dict[int, str] = {}
     for probe in probes:
-        if not 1 <= probe.line < len(starts) or probe.column < 1:
-            raise ValueError(f"loop position {probe.line}:{probe.column} is not in the file")
-        found = _insertion(scan, starts[probe.line - 1] + probe.column - 1, probe)
+        found = _insertion(scan, _offset(starts, probe.line, probe.column, "loop"), probe)
         if isinstance(found, str):
             raise ValueError(found)
-        edits.append(found)
-    for pos, text in sorted(edits, reverse=True):
+        edits[found[0]] = found[1]
+    for decl in initialise:
+        pos, text = _initialiser(scan, _offset(starts, decl.line, decl.column, "declaration"), decl)
+        edits[pos] = text
+    for pos, text in sorted(edits.items(), reverse=True):
         source = source[:pos] + text + source[pos:]
     quoted = file_name.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{_PROTOTYPES}#line 1 "{quoted}"\n{source}'
+    prototypes = (_PROTOTYPES if probes else "") + (_UNINIT_PROTOTYPE if initialise else "")
+    return f'{prototypes}#line 1 "{quoted}"\n{source}'
 
 
 # ----------------------------------------------------------------------------- compile and run
@@ -385,15 +433,17 @@ def compile_c(
     workdir: Path,
     probes: Sequence[LoopProbe] = (),
     property_name: str = ASSERT,
+    initialise: Sequence[InputDeclaration] = (),
 ) -> CompiledProgram | ReplayResult:
     """Build `c_file` with the harness in `workdir`; a `ReplayResult` says why it could not.
-    The error is what it is under `property_name` (see the module docstring)."""
+    The error is what it is under `property_name` (see the module docstring); the declarations
+    `initialise` names take their values from the inputs."""
     compiler = find_compiler()
     if compiler is None:
         return ReplayResult("unavailable", "no C compiler (gcc or cc) found")
     try:
         source = c_file.read_text(errors="replace")
-        program = instrument(source, probes, str(c_file)) if probes else source
+        program = instrument(source, probes, str(c_file), initialise) if probes or initialise else source
     except (OSError, ValueError) as exc:
         return ReplayResult("error", f"cannot prepare {c_file.name}: {exc}")
     model = _model_flags(compiler, data_model, source, workdir)
@@ -438,12 +488,16 @@ def replay_with_compiler(
     *,
     timeout_s: float = 10,
     property_name: str = ASSERT,
+    initialise: Sequence[InputDeclaration] = (),
 ) -> ReplayResult:
     """Compile the original program with a nondet harness, run it on `inputs`, report whether
     the error of `property_name` was reached (`reach_error()` called; under `assert` also a failed
-    `assert()`). Inputs are the values of the `__VERIFIER_nondet_*` calls in order."""
+    `assert()`). Inputs are the values of the `__VERIFIER_nondet_*` calls and of the declarations
+    `initialise` names, in the order they run."""
     with tempfile.TemporaryDirectory(prefix="quokka-replay-") as tmp:
-        built = compile_c(Path(c_file), data_model, Path(tmp), property_name=property_name)
+        built = compile_c(
+            Path(c_file), data_model, Path(tmp), property_name=property_name, initialise=initialise
+        )
         if isinstance(built, ReplayResult):
             return built
         return built.run(inputs, timeout_s=timeout_s)

@@ -40,6 +40,10 @@ class Counterexample:
     path_lines: tuple[int, ...]
     loop_heads: tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]  # (loop, iteration, C state)
     confirmed_by: tuple[str, ...]  # "interpreter", "gcc"
+    # "file:line:col name" of each uninitialised local whose arbitrary value the path reads (only
+    # under the nondet reading: under strict such a path is no counterexample)
+    uninitialised_reads: tuple[str, ...] = ()
+    replay_notes: tuple[str, ...] = ()  # why a replay did not confirm it (e.g. gcc unavailable)
 
 
 @dataclass(frozen=True)
@@ -112,4 +116,6 @@ def _cex_from_json(data: dict[str, Any]) -> Counterexample:
             (loop, it, tuple((n, v) for n, v in state)) for loop, it, state in data["loop_heads"]
         ),
         confirmed_by=tuple(data["confirmed_by"]),
+        uninitialised_reads=tuple(data.get("uninitialised_reads", ())),
+        replay_notes=tuple(data.get("replay_notes", ())),
     )

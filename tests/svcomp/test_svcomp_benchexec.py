@@ -59,8 +59,9 @@ def test_cmdline_takes_file_data_model_and_time_budget(tool: BaseTool2, tmp_path
     assert cmd == ["quokka", "verify", str(folder / "a.c"), "--json", "--engines", "houdini",
                    "--property", "unreach-call",
                    "--data-model", "ILP32", "--timeout", "405", "--witness", "witness.yml"]
-    own = tool.cmdline("quokka", ["--witness", "out/w.yml"], task, limits)
+    own = tool.cmdline("quokka", ["--witness", "out/w.yml", "--uninitialised", "nondet"], task, limits)
     assert own.count("--witness") == 1 and own[own.index("--witness") + 1] == "out/w.yml"
+    assert own.count("--uninitialised") == 1 and own[own.index("--uninitialised") + 1] == "nondet"
     no_overflow = BaseTool2.Task.with_files([str(folder / "a.c")],
                                             property_file=str(tmp_path / "properties" / "no-overflow.prp"))
     with pytest.raises(UnsupportedFeatureException):

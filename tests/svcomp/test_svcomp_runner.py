@@ -93,13 +93,24 @@ def test_command_and_interleaving(tmp_path: Path) -> None:
                      verify_args=("--proposers", "none"), verifier=("qv",))
     command = task_command(spec, spec.configs[1], tasks[0])
     assert command == ("qv", str(tasks[0].program), "--json", "--timeout", "5", "--memory", "1024",
-                       "--property", "unreach-call", "--data-model", "ILP32", "--engines", "spacer",
+                       "--property", "unreach-call", "--data-model", "ILP32",
+                       "--engines", "spacer",
                        "--proposers", "none")
     run_a = RunInfo(id=1, signature="a", config="default")
     run_b = RunInfo(id=2, signature="b", config="spacer")
     jobs = plan_jobs(spec, [(run_a, spec.configs[0], set()), (run_b, spec.configs[1], {tasks[0].key})])
     assert [(j.config, j.task.name) for j in jobs] == [
         ("default", "set/a.yml"), ("default", "set/b.yml"), ("spacer", "set/b.yml")]
+
+
+def test_the_reading_of_uninitialised_locals_is_the_verify_default_unless_asked(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, {"a": ("true", "")})
+    spec = BatchSpec(tasks=(), configs=resolve(["default"]), limits=LIMITS, verifier=("qv",))
+    (task,) = load_tasks([folder]).tasks
+    assert "--uninitialised" not in task_command(spec, spec.configs[0], task)
+    told = BatchSpec(tasks=(), configs=resolve(["default"]), limits=LIMITS, verifier=("qv",),
+                     verify_args=("--uninitialised", "nondet"))  # fmt: skip
+    assert task_command(told, told.configs[0], task)[-2:] == ("--uninitialised", "nondet")
 
 
 def test_a_task_dying_of_memory_error_with_exit_code_0_is_out_of_memory(tmp_path: Path) -> None:

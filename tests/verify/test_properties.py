@@ -132,7 +132,8 @@ def test_several_properties_check_unreach_call_and_say_so(
     code, out = verify(capsys, task)
     assert (code, out["verdict"]) == (0, "false")
     assert str(out["reason"]).endswith("(checked unreach-call only; not checked: no-overflow)")
-    assert out["extra"] == {"property": UNREACH_CALL, "not_checked": ["no-overflow"]}
+    extra = {"property": UNREACH_CALL, "not_checked": ["no-overflow"], "uninitialised": "strict"}
+    assert out["extra"] == extra
 
 
 # ----------------------------------------------------------------------------- __assert_fail vs reach_error
@@ -154,7 +155,7 @@ def test_the_same_program_as_a_c_file_is_false(
     write_task(tmp_path, "a", ASSERT_ONLY, {"unreach-call": True})
     code, out = verify(capsys, tmp_path / "a.c", *replay)
     assert (code, out["verdict"]) == (0, "false"), out["reason"]
-    assert out["extra"] == {"property": ASSERT, "not_checked": []}
+    assert out["extra"] == {"property": ASSERT, "not_checked": [], "uninitialised": "strict"}
     cex = out["counterexample"]
     assert isinstance(cex, dict) and cex["error_line"] == 6
     if not replay and gcc_available():
@@ -176,7 +177,8 @@ def test_reach_error_calling_assert_fail_is_the_error_under_unreach_call(
 def test_property_option_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     task = write_task(tmp_path, "a", ASSERT_ONLY, {"unreach-call": True})
     code, out = verify(capsys, tmp_path / "a.c", "--property", "unreach-call")
-    assert (code, out["verdict"], out["extra"]) == (0, "true", {"property": UNREACH_CALL, "not_checked": []})
+    extra = {"property": UNREACH_CALL, "not_checked": [], "uninitialised": "strict"}
+    assert (code, out["verdict"], out["extra"]) == (0, "true", extra)
     code, out = verify(capsys, task, "--property", "assert")
     assert (code, out["verdict"]) == (0, "false")
     assert str(out["reason"]).endswith("(checked assert (--property) only; not checked: unreach-call)")

@@ -13,7 +13,8 @@ from typing import Any
 from pycparser import c_ast, c_parser
 
 from ..cexpr import DATA_MODELS, CTypes
-from ..errors import FrontendError, InputError, UnsupportedFeature
+from ..definedness import STRICT, UNINITIALISED_READINGS
+from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
 from ..ir import (
     INT,
     Assert,
@@ -31,7 +32,7 @@ from ..ir import (
 )
 from ..properties import ASSERT, READINGS
 from .coords import CoordMap
-from .preprocess import Preprocessed, preprocess
+from .preprocess import Preprocessed, preprocess, standard_typedefs
 from .state import LowerState, PoisonBinding, VarBinding
 from .stmt import StmtLowerer
 
@@ -40,22 +41,29 @@ MAX_PREPROCESSED_CHARS = 3 << 20
 _PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
 
 
-def lower(path: str | Path, data_model: str = "LP64", property_name: str = ASSERT) -> Program:
+def lower(
+    path: str | Path, data_model: str = "LP64", property_name: str = ASSERT, uninitialised: str = STRICT
+) -> Program:
     """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program` whose Asserts are
-    the errors of `property_name` (`properties.ASSERT` or `properties.UNREACH_CALL`).
+    the errors of `property_name` (`properties.ASSERT` or `properties.UNREACH_CALL`) and whose
+    uninitialised locals are read as `uninitialised` says (`definedness.STRICT` or `NONDET`).
 
     Raises InputError (unreadable, empty, not C), FrontendError (malformed for the frontend) or
     UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists.
     """
     p = Path(path)
-    return _lower(read_source(p), str(path), data_model, p.parent, property_name)
+    return _lower(read_source(p), str(path), data_model, p.parent, property_name, uninitialised)
 
 
 def lower_source(
-    text: str, filename: str = "<input>", data_model: str = "LP64", property_name: str = ASSERT
+    text: str,
+    filename: str = "<input>",
+    data_model: str = "LP64",
+    property_name: str = ASSERT,
+    uninitialised: str = STRICT,
 ) -> Program:
     """Like `lower`, for program text; coordinates name `filename`."""
-    return _lower(text, filename, data_model, None, property_name)
+    return _lower(text, filename, data_model, None, property_name, uninitialised)
 
 
 def read_source(path: Path) -> str:
@@ -72,13 +80,22 @@ def read_source(path: Path) -> str:
 
 
 def _lower(
-    text: str, filename: str, data_model: str, directory: Path | None, property_name: str
+    text: str,
+    filename: str,
+    data_model: str,
+    directory: Path | None,
+    property_name: str,
+    uninitialised: str,
 ) -> Program:
     if property_name not in READINGS:
         raise InputError(None, f"unknown property {property_name!r} (expected {' or '.join(READINGS)})")
+    if uninitialised not in UNINITIALISED_READINGS:
+        expected = " or ".join(UNINITIALISED_READINGS)
+        raise InputError(None, f"uninitialised must be {expected}, got {uninitialised!r}")
     ast, coords = parse_source(text, filename, data_model, directory)
     try:
-        return Frontend(ast, coords, data_model, property_name).program()
+        program = Frontend(ast, coords, data_model, property_name).program()
+        return replace(program, uninitialised=uninitialised)
     except RecursionError:
         raise InputError(None, f"{filename}: program nested too deeply for the frontend") from None
     except (UnsupportedFeature, InputError):
@@ -104,14 +121,40 @@ def parse_source(
     if len(pre.text) > MAX_PREPROCESSED_CHARS:
         raise InputError(None, f"{filename}: too large after preprocessing ({len(pre.text)} characters)")
     coords = CoordMap(pre)
-    return parse(pre, coords), coords
+    return parse(pre, coords, data_model), coords
 
 
-def parse(pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
-    """pycparser's AST of the preprocessed text; parse errors become located InputErrors."""
+def parse(pre: Preprocessed, coords: CoordMap, data_model: str = "LP64") -> c_ast.FileAST:
+    """pycparser's AST of the preprocessed text; parse errors become located InputErrors.
+
+    A text that does not parse is parsed again with typedefs of the standard names it uses but
+    never typedefs (`size_t` in a preprocessed file without its headers: gcc's types for the data
+    model); when that fails too, the later of the two errors is raised (the first, unless the
+    typedefs got the parser past it). A text that parses is never changed.
+    """
+    try:
+        return _parse(pre.text, pre, coords)
+    except InputError as first:
+        prelude = standard_typedefs(pre.text, data_model)
+        if not prelude:
+            raise
+        try:
+            return _parse(prelude + pre.text, pre, coords)
+        except InputError as second:
+            raise (second if _after(second.coord, first.coord) else first) from None
+
+
+def _after(second: Coord | None, first: Coord | None) -> bool:
+    """`second` is a later position of the same file: the typedefs fixed the first error."""
+    if second is None or first is None or second.file != first.file:
+        return False
+    return (second.line, second.column) > (first.line, first.column)
+
+
+def _parse(text: str, pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
     parser = c_parser.CParser()
     try:
-        ast: c_ast.FileAST = parser.parse(pre.text, pre.marker_name)
+        ast: c_ast.FileAST = parser.parse(text, pre.marker_name)
         return ast
     except RecursionError:
         raise InputError(None, f"{pre.filename}: program nested too deeply to parse") from None

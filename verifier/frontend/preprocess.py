@@ -47,6 +47,16 @@ GNU_DEFINES = (
     "__float128=double",
 )
 
+# gcc's predefined type macros (cpp runs with -undef), per data model: x86-64 and i386 Linux.
+BUILTIN_TYPES: dict[str, dict[str, str]] = {
+    "LP64": {"__SIZE_TYPE__": "unsigned long", "__PTRDIFF_TYPE__": "long", "__WCHAR_TYPE__": "int"},
+    "ILP32": {"__SIZE_TYPE__": "unsigned int", "__PTRDIFF_TYPE__": "int", "__WCHAR_TYPE__": "long"},
+}
+# The standard typedef names a preprocessed file may use without declaring them (its headers were
+# left out): each stands for the type of gcc's macro.
+STANDARD_TYPEDEFS = {"size_t": "__SIZE_TYPE__", "ptrdiff_t": "__PTRDIFF_TYPE__", "wchar_t": "__WCHAR_TYPE__"}
+BUILTIN_FILE = "<built-in>"
+
 _CPP_ERROR = re.compile(r"^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$", re.MULTILINE)
 _MISSING_HEADER = re.compile(
     r"([^\s:]+): No such file or directory|no include path in which to search for (\S+)"
@@ -84,6 +94,7 @@ def cpp_command(data_model: str, directory: Path | None) -> list[str]:
         cmd += ["-iquote", str(directory)]
     cmd += ["-D__QUOKKA__", f"-D__QUOKKA_{data_model}__"]
     cmd += [f"-D{d}" for d in GNU_DEFINES]
+    cmd += [f"-D{name}={ty}" for name, ty in BUILTIN_TYPES[data_model].items()]
     return [*cmd, "-"]
 
 
@@ -109,6 +120,21 @@ def preprocess(source: str, filename: str, data_model: str, directory: Path | No
     if done.returncode != 0:
         raise _cpp_error(done.stderr, filename, name, source)
     return Preprocessed(done.stdout, filename, source, name)
+
+
+def standard_typedefs(text: str, data_model: str) -> str:
+    """Typedefs (under a `<built-in>` line marker) for the standard typedef names that cpp's output
+    `text` uses but declares in no typedef of its own; '' when there are none."""
+    names = [
+        name
+        for name in STANDARD_TYPEDEFS
+        if re.search(rf"\b{name}\b", text) and not re.search(rf"\btypedef\b[^;]*\b{name}\s*[;,]", text)
+    ]
+    if not names:
+        return ""
+    types = BUILTIN_TYPES[data_model]
+    lines = "".join(f"typedef {types[STANDARD_TYPEDEFS[n]]} {n};\n" for n in names)
+    return f'# 1 "{BUILTIN_FILE}"\n{lines}'
 
 
 def _cpp_error(stderr: str, filename: str, name: str, source: str) -> InputError | UnsupportedFeature:

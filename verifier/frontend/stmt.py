@@ -10,6 +10,7 @@ from typing import Any
 from pycparser import c_ast
 
 from .. import cexpr
+from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..ir import (
     INT,
@@ -248,7 +249,7 @@ class StmtLowerer(CallLowerer):
 
     def initialize(self, var: Var, init: Any, out: list[Stmt], coord: Coord | None) -> None:
         if init is None:
-            out.append(Havoc(var.name, coord, "uninitialised"))
+            out.append(Havoc(var.name, coord, UNINITIALISED))
             return
         if isinstance(var.type, IntType):
             if isinstance(init, c_ast.InitList):
