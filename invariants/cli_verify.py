@@ -61,7 +61,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--model", help="a local transformers model (directory, or name: `quokka model list`) as LLM "
-        "proposer; `none`: no model, not even an installed quokka-smollm2"
+        "proposer, asked from the first round; `auto`: the installed quokka-smollm2, asked once the "
+        "model-free first round has not proved the program; `none`: no model"
     )
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
     parser.add_argument("--samples", type=positive_int, help="LLM samples per prompt (default 8)")

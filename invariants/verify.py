@@ -21,7 +21,7 @@ from quokka.verifier.task import read_task
 from .annotations import parse_user_invariants
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
-from .registry import NO_MODEL, make_proposers
+from .registry import make_proposers, requested_model
 from .testing import random_testing
 
 
@@ -87,7 +87,7 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
     """Verify a lowered program under `options` (proposers built from `options.proposers`)."""
     source = _read_text(source_path)
     proposers = make_proposers(options)
-    requested = bool(options.endpoint or (options.model and options.model != NO_MODEL))
+    requested = requested_model(options)
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,

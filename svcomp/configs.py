@@ -25,7 +25,8 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "dynamic": ("--proposers", "dynamic"),
     "annotations": ("--proposers", "annotations"),
     "no-model": ("--model", "none"),
-    "default+model": ("--model", "quokka-smollm2"),
+    "default+model": ("--model", "auto"),  # the installed quokka-smollm2, escalating
+    "model-first": ("--model", "quokka-smollm2"),  # asked in the first round, its report awaited
     # with --invariant arguments (batch --invariants-from): only the given invariants can prove TRUE
     "check-invariants": ("--engines", "houdini", "--proposers", "none"),
 }

@@ -86,3 +86,19 @@ def test_the_installed_model_stays_out_when_auto_is_off_or_the_model_is_none(ins
 def test_no_model_joins_when_none_is_installed(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
     assert len(proposers.make_proposers(Options(extra={"llm_auto": True}))) == 2
+
+
+def test_model_auto_is_the_installed_model_escalating_whatever_llm_auto_says(installed):
+    found = proposers.make_proposers(Options(model="auto", extra={"llm_auto": False}))
+    assert len(found) == 3 and llm_of(found).config.escalate
+
+
+def test_model_auto_without_the_installed_model_is_no_model(monkeypatch, tmp_path):
+    monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
+    assert names(proposers.make_proposers(Options(model="auto"))) == ["dynamic", "annotation"]
+
+
+def test_only_a_named_model_or_an_endpoint_is_awaited_for_its_report():
+    assert proposers.requested_model(Options(model="quokka-smollm2"))
+    assert proposers.requested_model(Options(endpoint="http://127.0.0.1:9"))
+    assert not any(proposers.requested_model(Options(model=m)) for m in ("auto", "none", None))
