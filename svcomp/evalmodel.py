@@ -32,7 +32,7 @@ from quokka.invariants.completion import complete, observe_states
 from quokka.invariants.evaluate import compile_expr
 from quokka.invariants.llm import LLMConfig, make_backend
 from quokka.invariants.llm.answers import answer_candidates
-from quokka.invariants.llm.backend import Backend, SampleRequest
+from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.prompt import messages_for_context
 from quokka.invariants.protocol import Candidate, ProposalContext, State, loop_contexts
 from quokka.invariants.verify import verify_program
@@ -121,9 +121,8 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     context = ProposalContext(program, source, loop_contexts(program), {}, config.timeout_s, config.seed)
     started = time.monotonic()
     llm = LLMConfig.from_options(model)
-    request = SampleRequest(
-        config.samples, config.temperature, llm.max_new_tokens, config.seed, grammar=llm.grammar(program)
-    )
+    request = replace(llm.request(program, config.seed, backend=backend), n=config.samples,
+                      temperature=config.temperature)  # fmt: skip
     try:
         answers = llm.sample(backend, messages_for_context(context, llm.prompt), request)
     except QuokkaError as exc:

@@ -71,22 +71,29 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, boo
     return "\n\n".join([*lines, "Assistant:"]), True
 
 
-def _next_tokens(logits: Any, request: SampleRequest, generator: Any) -> Any:
+def _probabilities(logits: Any, request: SampleRequest) -> Any:
+    """Each row's next-token distribution (temperature, then top-p; plain softmax at 0)."""
     import torch
 
-    logits = logits.float()
-    if request.temperature <= 0:
-        return logits.argmax(dim=-1)
-    probs = torch.softmax(logits / request.temperature, dim=-1)
+    probs = torch.softmax(logits.float() / max(request.temperature, 1e-6), dim=-1)
     if request.top_p < 1.0:
         sorted_probs, order = probs.sort(dim=-1, descending=True)
         drop = sorted_probs.cumsum(dim=-1) - sorted_probs > request.top_p
         sorted_probs = sorted_probs.masked_fill(drop, 0.0)
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return probs
+
+
+def _next_tokens(logits: Any, request: SampleRequest, generator: Any) -> Any:
+    import torch
+
+    if request.temperature <= 0:
+        return logits.float().argmax(dim=-1)
+    return torch.multinomial(_probabilities(logits, request), 1, generator=generator).squeeze(-1)
 
 
 STOP = -1  # no token the grammar allows: the row ends
+REDRAWS = 64  # tokens drawn for a row before the grammar's list of allowed tokens is computed
 
 
 @dataclass
@@ -317,22 +324,43 @@ def _constrained(
     request: SampleRequest,
     generator: Any,
 ) -> int:
-    """`token` when the grammar allows it for `row`, else one drawn from the allowed tokens
-    with the row's own probabilities (for plain temperature sampling, the two steps together
-    sample exactly from the distribution restricted to the allowed tokens)."""
-    import torch
-
+    """`token` when the grammar allows it for `row`, else one drawn from the row's distribution
+    restricted to the tokens the grammar allows (`_redraw`)."""
     state = constraint.step(batch.states[row], token)
     if state is None:
-        allowed = constraint.allowed(batch.states[row])
-        if not allowed:
-            return STOP
-        ids = torch.tensor(allowed, device=logits.device)
-        token = allowed[int(_next_tokens(logits[row : row + 1, ids], request, generator)[0])]
-        state = constraint.step(batch.states[row], token)
+        token, state = _redraw(constraint, batch.states[row], logits[row], request, generator)
     if state is not None:
         batch.states[row] = state
     return token
+
+
+def _redraw(
+    constraint: TokenConstraint, state: GrammarState, logits: Any, request: SampleRequest, generator: Any
+) -> tuple[int, GrammarState | None]:
+    """A token the grammar allows after `state`, from the distribution restricted to the allowed
+    tokens. Drawing without replacement until a token is allowed samples exactly that, and costs a
+    few grammar steps where the model mostly agrees with the grammar; only after `REDRAWS` refusals
+    is the allowed set listed (a scan of the whole vocabulary, cached per grammar state)."""
+    import torch
+
+    weights = _probabilities(logits.unsqueeze(0), request)[0].clone()
+    for _ in range(REDRAWS):
+        if float(weights.sum()) <= 0.0:
+            break
+        if request.temperature <= 0:
+            token = int(weights.argmax())
+        else:
+            token = int(torch.multinomial(weights, 1, generator=generator))
+        after = constraint.step(state, token)
+        if after is not None:
+            return token, after
+        weights[token] = 0.0
+    allowed = constraint.allowed(state)
+    if not allowed:
+        return STOP, None
+    ids = torch.tensor(allowed, device=logits.device)
+    token = allowed[int(_next_tokens(logits[ids].unsqueeze(0), request, generator)[0])]
+    return token, constraint.step(state, token)
 
 
 def memory_hint() -> str:

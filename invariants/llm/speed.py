@@ -15,7 +15,7 @@ from pathlib import Path
 
 from quokka.verifier.frontend import lower
 
-from . import LLMConfig, SampleRequest
+from . import LLMConfig
 from .local import LocalBackend, load_model
 from .prompt import build_messages
 
@@ -76,8 +76,7 @@ def _round(backend: LocalBackend, path: Path, config: LLMConfig, data_model: str
     source = path.read_text(encoding="utf-8", errors="replace")
     program = lower(path, data_model)
     messages = build_messages(program, source, config=config.prompt)
-    request = SampleRequest(config.samples, config.temperature, config.max_new_tokens,
-                            timeout_s=config.timeout_s, grammar=config.grammar(program))  # fmt: skip
+    request = config.request(program)
     model = load_model(backend.directory, backend.dtype, backend.device, backend.adapter)
     start = time.monotonic()
     answers = config.sample(backend, messages, request)
