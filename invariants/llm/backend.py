@@ -59,25 +59,23 @@ def sample_per_loop(backend: Backend, messages: Sequence[Message], request: Samp
     grammar = request.grammar
     if grammar is None or len(grammar.lines) < 2 or not getattr(backend, "constrains", False):
         return backend.sample(messages, request)
+    parts = _pinned_shares(request, grammar)
     if hasattr(backend, "sample_shares"):
-        return _together(backend, messages, request, grammar)
+        groups = backend.sample_shares(messages, parts)
+        return [answer for group in groups for answer in group]
     deadline = time.monotonic() + request.timeout_s
     answers: list[str] = []
-    for i, (line, n) in enumerate(zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True)):
+    for share in parts:
         left = deadline - time.monotonic()
-        if n == 0 or left <= 0:
-            continue
-        share = replace(request, n=n, seed=request.seed + i, timeout_s=left, grammar=grammar.pinned(line))
-        answers.extend(backend.sample(messages, share))
+        if left > 0:
+            answers.extend(backend.sample(messages, replace(share, timeout_s=left)))
     return answers
 
 
-def _together(backend: Backend, messages: Sequence[Message], request: SampleRequest,
-              grammar: AnswerGrammar) -> list[str]:  # fmt: skip
-    parts = [
-        replace(request, n=n, grammar=grammar.pinned(line))
-        for line, n in zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True)
+def _pinned_shares(request: SampleRequest, grammar: AnswerGrammar) -> list[SampleRequest]:
+    """The request's non-empty shares, one per insertion line, each pinned to its line."""
+    return [
+        replace(request, n=n, seed=request.seed + i, grammar=grammar.pinned(line))
+        for i, (line, n) in enumerate(zip(grammar.lines, shares(request.n, len(grammar.lines)), strict=True))
         if n > 0
     ]
-    groups = backend.sample_shares(messages, parts)  # type: ignore[attr-defined]
-    return [answer for group in groups for answer in group]
