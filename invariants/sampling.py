@@ -24,7 +24,7 @@ from math import prod
 
 from quokka.verifier import semantics
 from quokka.verifier.interp import Runner, compile_program
-from quokka.verifier.ir import ArrayType, Havoc, IntType, Loop, Program, VarDecl, walk_stmts
+from quokka.verifier.ir import ArrayType, Havoc, IntType, Label, Loop, Program, VarDecl, walk_stmts
 
 from .seeds import SeedSource
 
@@ -247,7 +247,7 @@ def _inputs_before_loops(program: Program) -> list[tuple[IntType, bool]]:
     is a nondet input (not an uninitialised local)."""
     out: list[tuple[IntType, bool]] = []
     for stmt in walk_stmts(program.body):
-        if isinstance(stmt, Loop):
+        if isinstance(stmt, Loop) or (isinstance(stmt, Label) and stmt.loop is not None):
             break
         if isinstance(stmt, Havoc):
             ty = program.var(stmt.target).type

@@ -28,9 +28,11 @@ from .ir import (
     Const,
     Continue,
     Expr,
+    Goto,
     Havoc,
     If,
     IntType,
+    Label,
     Loop,
     LoopInfo,
     Program,
@@ -171,6 +173,20 @@ class ProgramBuilder:
         yield loop_id
         body = tuple(self._blocks.pop())
         self.emit(Loop(loop_id, body, (), coord))
+
+    def label(self, name: str, loop: bool = False) -> str | None:
+        """A C label; `loop`: a later `goto` jumps back to it, so it heads a loop (its id is returned)."""
+        coord = self._coord()
+        loop_id = None
+        if loop:
+            loop_id = f"L{coord.line}"
+            scope = tuple((v.c_name, v.name) for v in self._vars)
+            self._loops.append(LoopInfo(loop_id, coord, coord.line, scope))
+        self.emit(Label(name, coord, loop_id))
+        return loop_id
+
+    def goto(self, name: str) -> None:
+        self.emit(Goto(name, self._coord()))
 
     def build(self) -> Program:
         assert len(self._blocks) == 1, "unclosed block"

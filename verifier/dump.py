@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .cfg import Branch, Cfg, Jump, build_cfg
 from .encode import dump as dump_conditions
 from .ir import Program
-from .printer import format_program
+from .printer import format_expr, format_program, format_stmt
 
 
 def dump_program(program: Program, directory: Path) -> list[Path]:
@@ -28,7 +29,47 @@ def dump_program(program: Program, directory: Path) -> list[Path]:
         for info in program.loops
     ]
     loops_file.write_text(json.dumps(loops, indent=2), encoding="utf-8")
-    return [ir_file, loops_file, *dump_conditions(program, directory / "smt")]
+    cfg_file = directory / "cfg.dot"
+    cfg_file.write_text(cfg_dot(build_cfg(program)), encoding="utf-8")
+    return [ir_file, loops_file, cfg_file, *dump_conditions(program, directory / "smt")]
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _left_aligned(lines: list[str]) -> str:
+    """A DOT label of left-aligned lines (each ended by DOT's `\\l`)."""
+    return _quote("\n".join(lines))[:-1].replace("\n", "\\l") + '\\l"'
+
+
+def cfg_dot(cfg: Cfg) -> str:
+    """The control-flow graph in Graphviz's DOT language: loop heads doubled, back edges dashed."""
+    lines = ["digraph cfg {", "  node [shape=box, fontname=monospace];"]
+    for block in cfg.blocks:
+        title = f"B{block.id}" + (f"  (head of loop {block.head})" if block.head else "")
+        shape = ", peripheries=2" if block.head else ""
+        label = _left_aligned([title, *map(format_stmt, block.stmts)])
+        lines.append(f"  b{block.id} [label={label}{shape}];")
+        lines.extend(_edges(cfg, block.id))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _edges(cfg: Cfg, src: int) -> list[str]:
+    end = cfg.blocks[src].end
+    if isinstance(end, Jump):
+        targets = [(end.target, "")]
+    elif isinstance(end, Branch):
+        cond = format_expr(end.cond)
+        targets = [(end.then, cond), (end.orelse, f"!({cond})")]
+    else:
+        targets = []
+    out = []
+    for dst, label in targets:
+        style = ", style=dashed" if cfg.is_back(src, dst) else ""
+        out.append(f"  b{src} -> b{dst} [label={_quote(label)}{style}];")
+    return out
 
 
 def dump_json(directory: Path, name: str, payload: Any) -> Path:

@@ -1,15 +1,12 @@
-"""Cut the IR at loop heads and encode every loop-free segment between cutpoints as one Z3 formula.
+"""Cut the control-flow graph at loop heads and encode every loop-free segment between cutpoints
+as one Z3 formula.
 
-Cutpoints are the program entry, the head of every `Loop` (before its body) and the error
-location. A structured walk over the IR gives, for every statement, its exits by kind (normal,
-break, continue, return, error at assertion i, loop head L), each a path condition (`guard`) and
-an SSA environment; paths that meet are merged with if-then-else (large block encoding).
-
-A segment starting at loop head L is encoded by walking the whole program with an unreachable
-("bottom") state until the walk reaches L, where the head state is injected; the walk then runs
-through L's body and step, and after a `break` on through whatever follows L, up to the next
-cutpoints. Every loop it meets (other than one it is inside of) is a cutpoint: the walk stops
-there. Entry: variables are 0 (arrays all 0), havocs are fresh constants in their type's range.
+Cutpoints are the program entry, the head block of every loop (`cfg`) and the error location.
+From each cutpoint, symbolic execution runs forward over the CFG up to the next loop heads
+(the one it started from included, along a back edge) and the failing assertions; every block
+gets a path condition (`guard`) and an SSA environment, and paths that meet at a block are
+merged with if-then-else (large block encoding). Entry: variables are 0 (arrays all 0), havocs
+are fresh constants in their type's range.
 
 The pre-state at every loop head is the Z3 constant named like the IR variable; fresh
 constants contain "!" (C identifiers never do).
@@ -23,6 +20,7 @@ from pathlib import Path
 
 import z3
 
+from .cfg import BasicBlock, Branch, Cfg, Jump, Simple, build_cfg
 from .errors import Coord, EngineError
 from .ir import (
     ArrayType,
@@ -30,24 +28,15 @@ from .ir import (
     Assign,
     Assume,
     Binary,
-    Block,
-    Break,
     Cast,
     Const,
-    Continue,
     Expr,
     Havoc,
-    If,
     IntType,
     Ite,
-    Loop,
     Program,
-    Return,
-    Scope,
-    Stmt,
     Unary,
     Var,
-    stmt_children,
     walk_stmts,
 )
 from .smt import Translator, const, in_range
@@ -135,39 +124,7 @@ class Encoding:
         return Translator(self.pre if at == "pre" else edge.post)
 
 
-# ----------------------------------------------------------------------------- exits
-
-
-def _key_head(loop_id: str) -> str:
-    return f"head:{loop_id}"
-
-
-def _key_error(index: int) -> str:
-    return f"error:{index}"
-
-
-NORMAL, BREAK, CONTINUE, RETURN = "normal", "break", "continue", "return"
-
-
-class Exits:
-    """The states leaving a statement, by exit kind (not merged until needed)."""
-
-    def __init__(self) -> None:
-        self.by_kind: dict[str, list[State]] = {}
-
-    def add(self, kind: str, state: State | None) -> None:
-        if state is not None and not z3.is_false(state.guard):
-            self.by_kind.setdefault(kind, []).append(state)
-
-    def absorb(self, other: Exits, skip: Iterable[str] = ()) -> None:
-        skipped = set(skip)
-        for kind, states in other.by_kind.items():
-            if kind not in skipped:
-                self.by_kind.setdefault(kind, []).extend(states)
-
-    def take(self, *kinds: str) -> State | None:
-        states = [s for k in kinds for s in self.by_kind.pop(k, [])]
-        return merge(states)
+# ----------------------------------------------------------------------------- paths
 
 
 def conj(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
@@ -200,66 +157,47 @@ def merge(states: Sequence[State]) -> State | None:
     return State(guard, env)
 
 
-# ----------------------------------------------------------------------------- the walk
+class _Segments:
+    """The loop-free paths from one cutpoint: symbolic execution over the CFG up to the next
+    loop heads and the error, in `cfg.order` (every edge that is not a back edge goes forward)."""
 
-
-def _path_to(block: Block, loop_id: str) -> set[int]:
-    """The ids of the statements that contain (or are) the loop `loop_id`."""
-    out: set[int] = set()
-
-    def visit(stmts: Block) -> bool:
-        found = False
-        for s in stmts:
-            hit = (isinstance(s, Loop) and s.id == loop_id) or any(visit(b) for b in stmt_children(s))
-            if hit:
-                out.add(id(s))
-                found = True
-        return found
-
-    visit(block)
-    return out
-
-
-class _Walker:
-    """Walks the program once, from the entry (start None) or from the head of loop `start`."""
-
-    def __init__(self, program: Program, start: str | None, pre: Mapping[str, z3.ExprRef],
-                 assert_ids: Mapping[int, int]) -> None:
-        self.program = program
-        self.start = start
-        self.pre = pre
-        self.assert_ids = assert_ids
-        self.on_path = _path_to(program.body, start) if start is not None else set()
+    def __init__(self, cfg: Cfg, start: int, state: State) -> None:
+        self.cfg = cfg
+        self.types = cfg.program.var_types
         self.havocs: list[HavocSite] = []
-        self.types = program.var_types
+        self.incoming: dict[int, list[State]] = {start: [state]}
+        self.exits: dict[str, list[State]] = {}  # "head:L" / "error:i" -> states
+        self.start = start
 
-    def block(self, stmts: Block, state: State | None) -> Exits:
-        exits = Exits()
-        for s in stmts:
-            if state is None and id(s) not in self.on_path:
-                continue
-            out = self.stmt(s, state)
-            state = out.take(NORMAL)
-            exits.absorb(out)
-        exits.add(NORMAL, state)
-        return exits
+    def run(self) -> dict[str, list[State]]:
+        order = self.cfg.order
+        for b in order[order.index(self.start):]:
+            state = merge(self.incoming.pop(b, []))
+            if state is not None:
+                self._block(self.cfg.blocks[b], state)
+        return self.exits
 
-    def stmt(self, s: Stmt, state: State | None) -> Exits:
-        if isinstance(s, If):
-            return self._if(s, state)
-        if isinstance(s, Loop):
-            return self._loop(s, state)
-        if isinstance(s, Scope):
-            return self._scope(s, state)
-        exits = Exits()
-        assert state is not None
-        if isinstance(s, (Break, Continue, Return)):
-            exits.add({Break: BREAK, Continue: CONTINUE, Return: RETURN}[type(s)], state)
-            return exits
-        exits.add(NORMAL, self._simple(s, state, exits))
-        return exits
+    def _block(self, block: BasicBlock, state: State) -> None:
+        for s in block.stmts:
+            state = self._simple(s, state)
+        end = block.end
+        if isinstance(end, Jump):
+            self._send(end.target, state)
+        elif isinstance(end, Branch):
+            cond = Translator(state.env).formula(end.cond)
+            self._send(end.then, State(conj(state.guard, cond), state.env))
+            self._send(end.orelse, State(conj(state.guard, z3.Not(cond)), state.env))
 
-    def _simple(self, s: Stmt, state: State, exits: Exits) -> State:
+    def _send(self, target: int, state: State) -> None:
+        if z3.is_false(state.guard):
+            return
+        head = self.cfg.blocks[target].head
+        if head is not None:
+            self.exits.setdefault(_key_head(head), []).append(state)
+        else:
+            self.incoming.setdefault(target, []).append(state)
+
+    def _simple(self, s: Simple, state: State) -> State:
         tr = Translator(state.env)
         if isinstance(s, Assign):
             return State(state.guard, {**state.env, s.target: tr.term(s.value)})
@@ -267,11 +205,11 @@ class _Walker:
             return self._havoc(s, state)
         if isinstance(s, Assume):
             return State(conj(state.guard, tr.formula(s.cond)), state.env)
-        if isinstance(s, Assert):
-            ok = tr.formula(s.cond)
-            exits.add(_key_error(self.assert_ids[id(s)]), State(conj(state.guard, z3.Not(ok)), state.env))
-            return State(conj(state.guard, ok), state.env)
-        raise EngineError(f"unknown statement {type(s).__name__}")
+        ok = tr.formula(s.cond)
+        failing = conj(state.guard, z3.Not(ok))
+        if not z3.is_false(failing):
+            self.exits.setdefault(_key_error(self.cfg.assert_index(s)), []).append(State(failing, state.env))
+        return State(conj(state.guard, ok), state.env)
 
     def _havoc(self, s: Havoc, state: State) -> State:
         ty = self.types[s.target]
@@ -280,37 +218,13 @@ class _Walker:
         guard = state.guard if isinstance(ty, ArrayType) else conj(state.guard, in_range(fresh, ty))
         return State(guard, {**state.env, s.target: fresh})
 
-    def _if(self, s: If, state: State | None) -> Exits:
-        exits = Exits()
-        then_state = else_state = None
-        if state is not None:
-            cond = Translator(state.env).formula(s.cond)
-            then_state = State(conj(state.guard, cond), state.env)
-            else_state = State(conj(state.guard, z3.Not(cond)), state.env)
-        exits.absorb(self.block(s.then, then_state))
-        exits.absorb(self.block(s.orelse, else_state))
-        return exits
 
-    def _scope(self, s: Scope, state: State | None) -> Exits:
-        inner = self.block(s.body, state)
-        exits = Exits()
-        exits.add(NORMAL, inner.take(NORMAL, RETURN))
-        exits.absorb(inner)
-        return exits
+def _key_head(loop_id: str) -> str:
+    return f"head:{loop_id}"
 
-    def _loop(self, s: Loop, state: State | None) -> Exits:
-        exits = Exits()
-        exits.add(_key_head(s.id), state)
-        if id(s) not in self.on_path:
-            return exits
-        head = State(z3.BoolVal(True), dict(self.pre)) if s.id == self.start else None
-        body = self.block(s.body, head)
-        step = self.block(s.step, body.take(NORMAL, CONTINUE))
-        exits.add(_key_head(s.id), step.take(NORMAL, CONTINUE))
-        exits.add(NORMAL, merge([*body.by_kind.pop(BREAK, []), *step.by_kind.pop(BREAK, [])]))
-        exits.absorb(body)
-        exits.absorb(step)
-        return exits
+
+def _key_error(index: int) -> str:
+    return f"error:{index}"
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -332,41 +246,35 @@ def _check_names(program: Program) -> None:
         raise EngineError(f"variable names may not contain '!': {', '.join(bad)}")
 
 
-def _edges_of(src: str, exits: Exits, havocs: tuple[HavocSite, ...]) -> list[Edge]:
+def _edges_of(src: str, exits: Mapping[str, list[State]], havocs: tuple[HavocSite, ...]) -> list[Edge]:
     edges = []
-    for kind in sorted(exits.by_kind):
-        states = exits.by_kind[kind]
+    for kind in sorted(exits):
+        states = exits[kind]
         what, _, arg = kind.partition(":")
-        if kind in (NORMAL, RETURN):
-            continue  # the end of the program (BREAK/CONTINUE cannot leave `main`)
         if what == "head":
             state = merge(states)
             assert state is not None
             edges.append(Edge(src, arg, state.guard, dict(state.env), None, havocs))
-        elif what == "error":  # only the path condition matters
+        else:  # an error: only the path condition matters
             guard = states[0].guard if len(states) == 1 else z3.Or([s.guard for s in states])
             edges.append(Edge(src, ERROR, guard, {}, int(arg), havocs))
-        else:
-            raise EngineError(f"'{kind}' outside any loop")
     return edges
 
 
 def encode(program: Program) -> Encoding:
     """The cutpoint graph of `program` with exact edge formulas and the live variables per loop."""
     _check_names(program)
-    asserts = tuple(s for s in walk_stmts(program.body) if isinstance(s, Assert))
-    assert_ids = {id(a): i for i, a in enumerate(asserts)}
+    cfg = build_cfg(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
     edges: list[Edge] = []
-    for start in [None, *(info.id for info in program.loops)]:
-        walker = _Walker(program, start, pre, assert_ids)
-        if start is None:
-            exits = walker.block(program.body, State(z3.BoolVal(True), _initial_env(program)))
-        else:
-            exits = walker.block(program.body, None)
-        edges.extend(_edges_of(start or ENTRY, exits, tuple(walker.havocs)))
-    enc = Encoding(program, pre, tuple(edges), asserts)
-    return Encoding(program, pre, enc.edges, asserts, live_variables(enc))
+    starts = [(ENTRY, cfg.entry, State(z3.BoolVal(True), _initial_env(program)))]
+    starts += [(loop.id, loop.head, State(z3.BoolVal(True), dict(pre))) for loop in cfg.loops.values()]
+    for name, block, state in starts:
+        segments = _Segments(cfg, block, state)
+        exits = segments.run()
+        edges.extend(_edges_of(name, exits, tuple(segments.havocs)))
+    enc = Encoding(program, pre, tuple(edges), cfg.asserts)
+    return Encoding(program, pre, enc.edges, cfg.asserts, live_variables(enc))
 
 
 # ----------------------------------------------------------------------------- liveness

@@ -13,7 +13,8 @@ the meaning of each operator follows C as the IR defines it in `semantics`:
 
 The operands of a `Binary` arithmetic operator have the operator's type (the frontend inserts
 the usual arithmetic conversions as explicit casts); comparison operands share one type.
-Statements: Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return.
+Statements: Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return, Label, Goto.
+Control flow is given its meaning in one place, `cfg`, which every analysis consumes.
 """
 
 from __future__ import annotations
@@ -287,7 +288,26 @@ class Return:
     coord: Coord | None = None
 
 
-Stmt = Assign | Havoc | Assume | Assert | If | Loop | Break | Continue | Scope | Return
+@dataclass(frozen=True)
+class Label:
+    """A C label, visible to the `Goto`s of its innermost `Scope` (labels have function scope).
+
+    `loop` is set when a `Goto` jumps back to the label: the label is then the head of a loop
+    with that id (and an entry in `Program.loops`).
+    """
+
+    name: str
+    coord: Coord | None = None
+    loop: str | None = None
+
+
+@dataclass(frozen=True)
+class Goto:
+    label: str
+    coord: Coord | None = None
+
+
+Stmt = Assign | Havoc | Assume | Assert | If | Loop | Break | Continue | Scope | Return | Label | Goto
 Block = tuple[Stmt, ...]
 
 

@@ -41,6 +41,8 @@ from .ir import (
     Loop,
     Program,
     Return,
+    Label,
+    Goto,
     Scope,
     Select,
     Stmt,
@@ -225,6 +227,10 @@ def _simple_stmt(s: Stmt, p: _ExprPrinter) -> str:
         return "continue;"
     if isinstance(s, Return):
         return "return;"
+    if isinstance(s, Goto):
+        return f"goto {s.label};"
+    if isinstance(s, Label):
+        return f"{s.name}:;" + ("" if s.loop is None else f"  // loop {s.loop}")
     raise TypeError(f"not a simple statement: {type(s).__name__}")
 
 

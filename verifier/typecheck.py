@@ -34,6 +34,8 @@ from .ir import (
     Loop,
     Program,
     Return,
+    Label,
+    Goto,
     Scope,
     Select,
     Stmt,
@@ -177,7 +179,7 @@ class _StmtChecker:
     def __init__(self, program: Program) -> None:
         self.decls = program.var_types
         self.exprs = _ExprChecker(self.decls)
-        self.loops: list[Loop] = []
+        self.loops: list[Loop | Label] = []
         self.table: dict[type, Callable[[Any, _Ctx], None]] = {
             Assign: self._assign,
             Havoc: self._havoc,
@@ -189,6 +191,8 @@ class _StmtChecker:
             Continue: self._jump,
             Scope: lambda s, ctx: None,
             Return: self._return,
+            Label: self._label,
+            Goto: self._goto,
         }
 
     def run(self, body: tuple[Stmt, ...]) -> None:
@@ -246,6 +250,13 @@ class _StmtChecker:
     def _return(self, s: Return, ctx: _Ctx) -> None:
         _require(ctx.in_scope, "return outside a function scope")
 
+    def _label(self, s: Label, ctx: _Ctx) -> None:
+        if s.loop is not None:
+            self.loops.append(s)
+
+    def _goto(self, s: Goto, ctx: _Ctx) -> None:
+        _require(ctx.in_scope, "goto outside a function scope")
+
 
 def _check_declarations(program: Program) -> None:
     seen: set[str] = set()
@@ -257,12 +268,16 @@ def _check_declarations(program: Program) -> None:
             raise IRTypeError(decl.coord, f"array {decl.name} of non-integer elements")
 
 
-def _check_loops(program: Program, loops: list[Loop]) -> None:
+def _loop_id(loop: Loop | Label) -> str:
+    return loop.id if isinstance(loop, Loop) else str(loop.loop)
+
+
+def _check_loops(program: Program, loops: list[Loop | Label]) -> None:
     seen: set[str] = set()
     for loop in loops:
-        if loop.id in seen:
-            raise IRTypeError(loop.coord, f"loop id {loop.id} used twice")
-        seen.add(loop.id)
+        if _loop_id(loop) in seen:
+            raise IRTypeError(loop.coord, f"loop id {_loop_id(loop)} used twice")
+        seen.add(_loop_id(loop))
     infos: set[str] = set()
     for info in program.loops:
         if info.id in infos or info.id not in seen:
@@ -273,8 +288,8 @@ def _check_loops(program: Program, loops: list[Loop]) -> None:
             if ir_name not in program.var_types:
                 raise IRTypeError(info.coord, f"loop {info.id}: scope maps {c_name} to undeclared {ir_name}")
     for loop in loops:
-        if loop.id not in infos:
-            raise IRTypeError(loop.coord, f"loop {loop.id} has no LoopInfo")
+        if _loop_id(loop) not in infos:
+            raise IRTypeError(loop.coord, f"loop {_loop_id(loop)} has no LoopInfo")
 
 
 def check_program(program: Program) -> None:

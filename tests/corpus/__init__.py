@@ -42,6 +42,7 @@ from quokka.verifier.ir import (
     Assume,
     Block,
     Expr,
+    Goto,
     If,
     Loop,
     Program,
@@ -299,6 +300,38 @@ def inlined_return(unsafe: bool) -> Example:
     return Example("inlined_return_unsafe" if unsafe else "inlined_return", b.build(),
                    "unsafe" if unsafe else "safe", frozenset({"return", "scope", "naive-wrong"}),
                    None if unsafe else inv, witness=() if unsafe else None)
+
+
+def goto_loop(unsafe: bool) -> Example:
+    """again: x++; if (x < 5) goto again; assert(x == 5);  -- a loop made by a backward goto."""
+    b = ProgramBuilder("goto_loop.c")
+    x = b.var("x")
+    loop = b.label("again", loop=True)
+    assert loop is not None
+    b.assign(x, add(x, num(1)))
+    b.emit(If(lt(x, num(5)), (Goto("again"),), ()))
+    b.check(eq(x, num(4)) if unsafe else eq(x, num(5)))
+    inv = {loop: and_(ge(x, num(0)), le(x, num(4)))}
+    return Example("goto_loop_unsafe" if unsafe else "goto_loop", b.build(), "unsafe" if unsafe else "safe",
+                   frozenset({"goto"}), None if unsafe else inv, witness=() if unsafe else None)
+
+
+def goto_out_of_nested(unsafe: bool) -> Example:
+    """Two nested `while (1)` loops left only by `goto done` when i == 2 && j == 1."""
+    b = ProgramBuilder("goto_nested.c")
+    i, j = b.var("i"), b.var("j")
+    with b.loop():
+        b.assign(j, num(0))
+        with b.loop():
+            b.if_break(ge(j, num(3)))
+            b.emit(If(and_(eq(i, num(2)), eq(j, num(1))), (Goto("done"),), ()))
+            b.assign(j, add(j, num(1)))
+        b.assign(i, add(i, num(1)))
+    b.label("done")
+    b.check(eq(i, num(3)) if unsafe else and_(eq(i, num(2)), eq(j, num(1))))
+    return Example("goto_out_of_nested_unsafe" if unsafe else "goto_out_of_nested", b.build(),
+                   "unsafe" if unsafe else "safe", frozenset({"goto", "nested"}), None,
+                   witness=() if unsafe else None)
 
 
 def break_even(unsafe: bool) -> Example:
@@ -657,7 +690,7 @@ def c_examples() -> tuple[list[Example], list[str]]:
 def _builders() -> list[Callable[[], Example]]:
     both = [counter, two_var, sum_squares, nested, continue_step, inlined_return, break_even, uchar_wrap_loop,
             uint_max_plus_one, trunc_division, trunc_division_loop, bool_normalisation, schar_cast,
-            assert_in_loop, halving]
+            assert_in_loop, halving, goto_loop, goto_out_of_nested]
     out: list[Callable[[], Example]] = []
     for make in both:
         out += [lambda make=make: make(False), lambda make=make: make(True)]

@@ -18,7 +18,8 @@ import multiprocessing.connection as mpc
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from ..ir import INT, Assert, Assume, Binary, Block, Expr, If, Loop, Program, Scope, Stmt
+from ..errors import Coord
+from ..ir import INT, Assert, Assume, Binary, Block, Expr, If, Label, Loop, Program, Scope, Stmt
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
@@ -32,11 +33,19 @@ Running = Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]]
 # ----------------------------------------------------------------------------- programs
 
 
-def _rewrite(block: Block, at_head: Callable[[Loop], Block], assert_to_assume: bool) -> Block:
-    return tuple(_rewrite_stmt(s, at_head, assert_to_assume) for s in block)
+AtHead = Callable[[str, Coord | None], Block]
 
 
-def _rewrite_stmt(s: Stmt, at_head: Callable[[Loop], Block], assert_to_assume: bool) -> Stmt:
+def _rewrite(block: Block, at_head: AtHead, assert_to_assume: bool) -> Block:
+    out: list[Stmt] = []
+    for s in block:
+        out.append(_rewrite_stmt(s, at_head, assert_to_assume))
+        if isinstance(s, Label) and s.loop is not None:  # a goto loop's head is right after its label
+            out.extend(at_head(s.loop, s.coord))
+    return tuple(out)
+
+
+def _rewrite_stmt(s: Stmt, at_head: AtHead, assert_to_assume: bool) -> Stmt:
     if isinstance(s, Assert) and assert_to_assume:
         return Assume(s.cond, s.coord)
     if isinstance(s, If):
@@ -45,23 +54,23 @@ def _rewrite_stmt(s: Stmt, at_head: Callable[[Loop], Block], assert_to_assume: b
     if isinstance(s, Scope):
         return replace(s, body=_rewrite(s.body, at_head, assert_to_assume))
     if isinstance(s, Loop):
-        body = _rewrite(s.body, at_head, assert_to_assume)
-        return replace(s, body=at_head(s) + body, step=_rewrite(s.step, at_head, assert_to_assume))
+        body = at_head(s.id, s.coord) + _rewrite(s.body, at_head, assert_to_assume)
+        return replace(s, body=body, step=_rewrite(s.step, at_head, assert_to_assume))
     return s
 
 
 def assume_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
     """`program` with each candidate assumed at the head of its loop."""
-    def at_head(loop: Loop) -> Block:
-        return (Assume(candidates[loop.id], loop.coord),) if loop.id in candidates else ()
+    def at_head(loop_id: str, coord: Coord | None) -> Block:
+        return (Assume(candidates[loop_id], coord),) if loop_id in candidates else ()
 
     return replace(program, body=_rewrite(program.body, at_head, False))
 
 
 def assert_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
     """`program` with its assertions assumed and each candidate asserted at the head of its loop."""
-    def at_head(loop: Loop) -> Block:
-        return (Assert(candidates[loop.id], loop.coord, loop.coord),) if loop.id in candidates else ()
+    def at_head(loop_id: str, coord: Coord | None) -> Block:
+        return (Assert(candidates[loop_id], coord, coord),) if loop_id in candidates else ()
 
     return replace(program, body=_rewrite(program.body, at_head, True))
 
