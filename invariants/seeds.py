@@ -1,11 +1,12 @@
 """Inputs that reach a loop head, from Z3 models of the path leading there.
 
 Random inputs rarely satisfy preconditions such as `assume(x >= 1 && x <= 100)` or
-`if (!(a > 0)) return 0;`. This module executes the program symbolically (forking at each `if`,
-unrolling each loop at most `unroll` times, giving up on arrays) and records, for each loop,
-the path condition of the first arrivals at its head. Z3 models of those conditions, pushed
-towards random small boxes for variety, give input prefixes in the order the interpreter takes
-them. The interpreter has the last word: a seed that does not really reach the loop is harmless.
+`if (!(a > 0)) return 0;`. This module executes the program symbolically on its control-flow
+graph (forking at each branch, unrolling each loop at most `unroll` times, giving up on arrays)
+and records, for each loop, the path condition of the first arrivals at its head. Z3 models of
+those conditions, pushed towards random small boxes for variety, give input prefixes in the order
+the interpreter takes them. The interpreter has the last word: a seed that does not really reach
+the loop is harmless.
 """
 
 from __future__ import annotations
@@ -17,22 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import z3
-from quokka.verifier.ir import (
-    Assert,
-    Assign,
-    Assume,
-    Block,
-    Break,
-    Continue,
-    Havoc,
-    If,
-    IntType,
-    Loop,
-    Program,
-    Return,
-    Scope,
-    Stmt,
-)
+from quokka.verifier.cfg import Branch, Cfg, Jump, Simple, build_cfg
+from quokka.verifier.ir import Assign, Havoc, IntType, Program
 from quokka.verifier.smt import Translator, const, in_range
 
 MAX_FAILURES = 4  # unsatisfiable or unknown queries before a path condition is given up
@@ -44,13 +31,18 @@ class _GiveUp(Exception):
 
 @dataclass
 class _Path:
+    """One symbolic path; `rank` lists its branch choices (0: taken, 1: not taken)."""
+
     env: dict[str, z3.ExprRef]
     conds: list[z3.BoolRef] = field(default_factory=list)
     inputs: list[z3.ArithRef] = field(default_factory=list)
     reached: set[str] = field(default_factory=set)
+    rank: tuple[int, ...] = ()
 
-    def fork(self, cond: z3.BoolRef) -> _Path:
-        return _Path(dict(self.env), [*self.conds, cond], list(self.inputs), set(self.reached))
+    def fork(self, cond: z3.BoolRef, choice: int) -> _Path:
+        return _Path(
+            dict(self.env), [*self.conds, cond], list(self.inputs), set(self.reached), (*self.rank, choice)
+        )
 
 
 @dataclass(frozen=True)
@@ -64,50 +56,97 @@ class Target:
     state: tuple[z3.ArithRef, ...] = ()
 
 
-Outcome = list[tuple[_Path, str | None]]  # paths and how they left a block (None: fell through)
-
-
 class _Explorer:
-    def __init__(self, program: Program, unroll: int, max_paths: int, deadline: float) -> None:
-        self.types = program.var_types
+    """Runs all paths together, block by block in the graph's order, keeping at each block the
+    first `max_paths` arrivals (by their branch choices, taken branch first).
+
+    A loop runs in rounds: its entering paths, then those back at its head after each pass over
+    its body, at most `unroll` passes. The paths that leave it wait at their targets, which come
+    later in the order. `regions[loop]` lists the blocks a pass runs: those of the loop outside
+    its inner loops, and the heads of its inner loops (`None`: the code outside every loop).
+    """
+
+    def __init__(self, cfg: Cfg, unroll: int, max_paths: int, deadline: float) -> None:
+        self.cfg = cfg
+        self.types = cfg.program.var_types
         self.unroll = unroll
         self.max_paths = max_paths
         self.deadline = deadline
         self.targets: list[Target] = []
         self.fresh = 0
-        self.int_vars = [d.name for d in program.variables if isinstance(d.type, IntType)]
+        self.int_vars = [d.name for d in cfg.program.variables if isinstance(d.type, IntType)]
+        self.waiting: dict[int, list[_Path]] = {}
+        self.regions: dict[str | None, list[int]] = {}
+        for b in cfg.order:
+            self.regions.setdefault(self._region(b), []).append(b)
 
-    def block(self, block: Block, paths: list[_Path]) -> Outcome:
-        active, done = paths, []
-        for stmt in block:
-            results = [r for p in active for r in self.stmt(stmt, p)]
-            done += [(q, signal) for q, signal in results if signal is not None]
-            active = [q for q, signal in results if signal is None][: self.max_paths]
-            if time.monotonic() > self.deadline:
-                raise _GiveUp("time")
-        out: Outcome = [(p, None) for p in active]
-        return out + done
+    def _region(self, block: int) -> str | None:
+        loop: str | None = self.cfg.loop_of(block)
+        if loop is not None and self.cfg.head(loop) == block:
+            loop = self.cfg.loops[loop].parent
+        return loop
 
-    def stmt(self, s: Stmt, p: _Path) -> Outcome:
+    def explore(self, start: _Path) -> None:
+        self.waiting[self.cfg.entry] = [start]
+        self._pass(None)
+
+    def _pass(self, region: str | None) -> None:
+        for b in self.regions.get(region, ()):
+            paths = self._take(b)
+            head = self.cfg.blocks[b].head
+            if paths and head is not None:
+                self._loop(head, paths)
+            elif paths:
+                self._run(b, paths)
+
+    def _take(self, block: int) -> list[_Path]:
+        return sorted(self.waiting.pop(block, []), key=lambda p: p.rank)[: self.max_paths]
+
+    def _loop(self, loop_id: str, paths: list[_Path]) -> None:
+        head = self.cfg.head(loop_id)
+        for iteration in range(self.unroll + 1):
+            for p in paths:
+                self._arrive(loop_id, p)
+            if iteration == self.unroll:
+                return
+            self._run(head, paths)
+            self._pass(loop_id)
+            paths = self._take(head)
+
+    def _arrive(self, loop_id: str, p: _Path) -> None:
+        if loop_id not in p.reached:
+            p.reached.add(loop_id)
+            state = tuple(p.env[v] for v in self.int_vars)
+            self.targets.append(Target(loop_id, tuple(p.conds), tuple(p.inputs), state))
+
+    def _run(self, block: int, paths: list[_Path]) -> None:
+        """Run the block's statements on `paths`, then send them on to its successors."""
+        bb = self.cfg.blocks[block]
+        for s in bb.stmts:
+            paths = [p for p in paths if self._stmt(s, p)]
+        if time.monotonic() > self.deadline:
+            raise _GiveUp("time")
+        end = bb.end
+        if isinstance(end, Jump):
+            self.waiting.setdefault(end.target, []).extend(paths)
+        elif isinstance(end, Branch):
+            for p in paths:
+                cond = Translator(p.env).formula(end.cond)
+                self.waiting.setdefault(end.then, []).append(p.fork(cond, 0))
+                self.waiting.setdefault(end.orelse, []).append(p.fork(z3.Not(cond), 1))
+
+    def _stmt(self, s: Simple, p: _Path) -> bool:
+        """Run `s` on `p`; False when the path ends there."""
         if isinstance(s, Assign):
             p.env[s.target] = Translator(p.env).term(s.value)
         elif isinstance(s, Havoc):
             self._havoc(s, p)
-        elif isinstance(s, (Assume, Assert)):
+        else:
             cond = Translator(p.env).formula(s.cond)
             if z3.is_false(z3.simplify(cond)):
-                return []  # assume(0), abort(), or an assertion that fails on every path
+                return False  # assume(0), abort(), or an assertion that fails on every path
             p.conds.append(cond)
-        elif isinstance(s, If):
-            cond = Translator(p.env).formula(s.cond)
-            return self.block(s.then, [p.fork(cond)]) + self.block(s.orelse, [p.fork(z3.Not(cond))])
-        elif isinstance(s, Loop):
-            return self._loop(s, p)
-        elif isinstance(s, Scope):
-            return [(q, None if sig == "return" else sig) for q, sig in self.block(s.body, [p])]
-        elif isinstance(s, (Break, Continue, Return)):
-            return [(p, type(s).__name__.lower())]
-        return [(p, None)]
+        return True
 
     def _havoc(self, s: Havoc, p: _Path) -> None:
         ty = self.types[s.target]
@@ -119,37 +158,16 @@ class _Explorer:
         p.inputs.append(x)
         p.env[s.target] = x
 
-    def _loop(self, s: Loop, p: _Path) -> Outcome:
-        heads, out = [p], []
-        for iteration in range(self.unroll + 1):
-            for h in heads:
-                if s.id not in h.reached:
-                    h.reached.add(s.id)
-                    state = tuple(h.env[v] for v in self.int_vars)
-                    self.targets.append(Target(s.id, tuple(h.conds), tuple(h.inputs), state))
-            if iteration == self.unroll:
-                break
-            back = []
-            for q, sig in self.block(s.body, heads):
-                if sig in ("break", "return"):
-                    out.append((q, None if sig == "break" else sig))
-                else:
-                    back.append(q)
-            stepped = self.block(s.step, back)
-            heads = [q for q, sig in stepped if sig is None]
-            out += [(q, sig) for q, sig in stepped if sig == "return"]
-        return out
-
 
 def targets(
     program: Program, unroll: int = 2, max_paths: int = 32, deadline: float = float("inf")
 ) -> list[Target]:
     """Path conditions of arrivals at loop heads (possibly incomplete: see the module docstring)."""
-    explorer = _Explorer(program, unroll, max_paths, deadline)
+    explorer = _Explorer(build_cfg(program), unroll, max_paths, deadline)
     zero_array = z3.K(z3.IntSort(), z3.IntVal(0))
     env = {d.name: z3.IntVal(0) if isinstance(d.type, IntType) else zero_array for d in program.variables}
     with contextlib.suppress(_GiveUp, RecursionError, KeyError, z3.Z3Exception):
-        explorer.block(program.body, [_Path(env)])
+        explorer.explore(_Path(env))
     return explorer.targets
 
 

@@ -15,7 +15,7 @@ after a `return`) are kept empty, so every loop of the program has its head in t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .errors import Coord, IRTypeError, UnsupportedFeature
@@ -36,7 +36,6 @@ from .ir import (
     Return,
     Scope,
     Stmt,
-    walk_stmts,
 )
 
 Simple = Assign | Havoc | Assume | Assert
@@ -165,12 +164,20 @@ class _Labels:
         self.used: dict[str, Coord | None] = {}
 
 
+# A statement to lower where Break, Continue and Return go, or an action to take in between.
+_Work = tuple[Stmt, _Targets] | Callable[[], None]
+
+
 class _Lowering:
+    """Lowers with an explicit work stack: statements nested thousands deep are fine."""
+
     def __init__(self) -> None:
         self.stmts: list[list[Simple]] = []
         self.ends: list[Terminator | None] = []
         self.heads: list[str | None] = []
         self.labels: list[_Labels] = []
+        self.asserts: list[Assert] = []  # in source order
+        self.work: list[_Work] = []
         self.current = self.new()
 
     def new(self, head: str | None = None) -> int:
@@ -189,13 +196,25 @@ class _Lowering:
         self.ends[self.current] = Jump(target)
         self.current = target
 
-    def block(self, stmts: Block, targets: _Targets) -> None:
-        for s in stmts:
-            self.stmt(s, targets)
+    def lower(self, body: Block) -> None:
+        self.work.extend((s, _Targets()) for s in reversed(body))
+        while self.work:
+            item = self.work.pop()
+            if callable(item):
+                item()
+            else:
+                self.stmt(*item)
+
+    def _push(self, stmts: Block, targets: _Targets, after: Callable[[], None]) -> None:
+        """Schedule `stmts`, then the action `after`."""
+        self.work.append(after)
+        self.work.extend((s, targets) for s in reversed(stmts))
 
     def stmt(self, s: Stmt, targets: _Targets) -> None:
         if isinstance(s, (Assign, Havoc, Assume, Assert)):
             self.stmts[self.current].append(s)
+            if isinstance(s, Assert):
+                self.asserts.append(s)
         elif isinstance(s, If):
             self._if(s, targets)
         elif isinstance(s, Loop):
@@ -220,27 +239,35 @@ class _Lowering:
         then, orelse, join = self.new(), self.new(), self.new()
         self.ends[self.current] = Branch(s.cond, then, orelse, s.coord)
         self.current = then
-        self.block(s.then, targets)
-        self.go(join)
-        self.current = orelse
-        self.block(s.orelse, targets)
-        self.go(join)
+
+        def to_orelse() -> None:
+            self.go(join)
+            self.current = orelse
+
+        self._push(s.orelse, targets, lambda: self.go(join))
+        self._push(s.then, targets, to_orelse)
 
     def _loop(self, s: Loop, targets: _Targets) -> None:
         head = self.new(s.id)
         self.go(head)
         step, exit_ = self.new(), self.new()
         inner = _Targets(brk=exit_, cont=step, ret=targets.ret)
-        self.block(s.body, inner)
-        self.go(step)
-        self.block(s.step, inner)
-        self.jump(head, s.coord)
-        self.current = exit_
+
+        def back() -> None:
+            self.jump(head, s.coord)
+            self.current = exit_
+
+        self._push(s.step, inner, back)
+        self._push(s.body, inner, lambda: self.go(step))
 
     def _scope(self, s: Scope, targets: _Targets) -> None:
-        end = self.new()
+        end, body = self.new(), self.new()
+        self.ends[self.current] = Jump(body, s.coord)  # the call (or `main`) shows in a path
+        self.current = body
         self.labels.append(_Labels())
-        self.block(s.body, _Targets(ret=end))
+        self._push(s.body, _Targets(ret=end), lambda: self._close(s, end))
+
+    def _close(self, s: Scope, end: int) -> None:
         self.go(end)
         labels = self.labels.pop()
         for name, coord in labels.used.items():
@@ -285,14 +312,18 @@ def _retarget(end: Terminator, to: Mapping[int, int]) -> Terminator:
 
 
 def _forward(blocks: list[BasicBlock], b: int) -> int:
-    """Where a jump to `b` really goes: past empty blocks that only jump on (never a loop head)."""
+    """Where a jump to `b` really goes: past empty blocks that only jump on (never a loop head).
+
+    A jump a statement made (break, return, goto, a call) keeps its block: it shows in paths.
+    """
     seen = set()
     while b not in seen and b != 0:
         block = blocks[b]
-        if block.stmts or block.head is not None or not isinstance(block.end, Jump):
+        end = block.end
+        if block.stmts or block.head is not None or not isinstance(end, Jump) or end.coord is not None:
             break
         seen.add(b)
-        b = block.end.target
+        b = end.target
     return b
 
 
@@ -306,7 +337,7 @@ def _fuse(blocks: dict[int, BasicBlock]) -> None:
         if b not in blocks:
             continue
         block = blocks[b]
-        while isinstance(block.end, Jump):
+        while isinstance(block.end, Jump) and block.end.coord is None:
             t = block.end.target
             nxt = blocks[t]
             if t == b or preds[t] != 1 or nxt.head is not None:
@@ -469,7 +500,7 @@ def _innermost(count: int, loops: Mapping[str, CfgLoop]) -> tuple[str | None, ..
 def build_cfg(program: Program) -> Cfg:
     """The control-flow graph of `program` (raises `UnsupportedFeature` if it is irreducible)."""
     low = _Lowering()
-    low.block(program.body, _Targets())
+    low.lower(program.body)
     blocks = low.finish()
     preds: list[list[int]] = [[] for _ in blocks]
     for b in blocks:
@@ -483,6 +514,6 @@ def build_cfg(program: Program) -> Cfg:
             raise IRTypeError(info.coord, f"loop {info.id} has no head in the program")
     ordered = {info.id: loops[info.id] for info in program.loops if info.id in loops}
     ordered.update(loops)
-    asserts = tuple(s for s in walk_stmts(program.body) if isinstance(s, Assert))
+    asserts = tuple(low.asserts)
     return Cfg(program, tuple(blocks), 0, ordered, tuple(order), frozenset(back),
                tuple(tuple(p) for p in preds), asserts, _innermost(len(blocks), loops))

@@ -1,8 +1,8 @@
 """A concrete interpreter for the IR, fast enough to run a program thousands of times.
 
-`compile_program` translates the statement tree once into a flat list of instructions (Python
-closures that return the next program counter) with explicit jumps, so neither compiling nor
-running recurses on statement nesting; `Runner.run` executes that list. Expressions become
+`compile_program` lays the program's control-flow graph (`cfg.build_cfg`) out once as a flat
+list of instructions (Python closures that return the next program counter), so running never
+recurses on statement nesting; `Runner.run` executes that list. Expressions become
 nested closures over an environment list (slot 0 holds the run's `_RunState`, slot k+1 the
 value of variable k). All arithmetic is `semantics`' (fast paths compute `+ - *` and
 comparisons with Python's operators, which are exactly `semantics`' mathematical ones, and
@@ -24,9 +24,11 @@ Conventions (beyond the IR's semantics):
   included); the run continues with the mathematical value, as the IR defines.
 * "limit" also ends a run whose expression evaluation exceeds Python's recursion limit (an
   expression nested hundreds deep; `message` says so).
-* `steps` counts executed instructions: statements, loop-head passes and the jumps that end a
-  `then` branch; `path` lists the coordinates of executed statements and loop heads, with
-  consecutive duplicates merged.
+* The state at a loop head is recorded on every edge into its block: as an entry (iteration 0)
+  from outside the loop, as the next iteration along a back edge; a `goto` loop is no different.
+* `steps` counts executed instructions: statements, branches, loop-head passes and the jumps
+  (break, continue, return, goto) that the graph keeps with their coordinate; `path` lists the
+  coordinates of these instructions, with consecutive duplicates merged.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import semantics
+from .cfg import BasicBlock, Branch, Jump, Simple, Terminator, build_cfg
 from .definedness import UninitialisedRead, uninitialised_reads
 from .errors import Coord
 from .ir import (
@@ -45,20 +48,14 @@ from .ir import (
     Assign,
     Assume,
     Binary,
-    Block,
-    Break,
     Cast,
     Const,
-    Continue,
     Expr,
     Havoc,
     If,
     IntType,
     Ite,
-    Loop,
     Program,
-    Return,
-    Scope,
     Select,
     Stmt,
     Store,
@@ -137,6 +134,7 @@ class _Array(dict[int, int]):
 @dataclass(frozen=True)
 class _Compiled:
     code: tuple[Instr, ...]
+    start: int  # the first pc to run
     coords: tuple[Coord | None, ...]
     coord_ids: tuple[int, ...]  # per instruction: index into coord_table, -1 for none
     coord_table: tuple[Coord, ...]
@@ -451,118 +449,117 @@ def _bounds_check(ty: ArrayType) -> Callable[[int], None]:
 
 # ----------------------------------------------------------------------------- statements
 
-# A pending instruction: built once every label has its pc; gets its own pc and the label table.
-_Pending = Callable[[int, Mapping[int, int]], Instr]
+# An instruction waiting for its place: built from the pc that follows it in its block.
+_Pending = Callable[[int], Instr]
 
 
-@dataclass(frozen=True)
-class _Targets:
-    """Where Break, Continue and Return jump from inside a block (label numbers)."""
+class _Layout:
+    """Lays the control-flow graph out as a flat instruction list.
 
-    brk: int = -1
-    cont: int = -1
-    ret: int = -1
-
-
-class _Flattener:
-    """Lays statements out as a flat instruction list with labels, using an explicit work stack."""
+    Each block becomes its statements, then an instruction for its terminator when it has one:
+    a `Branch`, or a `Jump` with a coordinate (break, continue, return, goto, a loop's back
+    edge). A jump without one is no instruction: the pc before it goes straight to its target.
+    An edge into a loop head goes through one of the head's two recording instructions, the
+    entry one or (for a back edge) the iteration one; a back edge whose coordinate is the
+    loop's is that instruction itself.
+    """
 
     def __init__(self, program: Program, slots: Mapping[str, int]) -> None:
+        self.cfg = build_cfg(program)
         self.decls = {d.name: d for d in program.variables}
         self.slots = slots
         self.exprs = _Exprs(slots, program.file)
-        self.loop_index = {info.id: k for k, info in enumerate(program.loops)}
-        self.pending: list[_Pending] = []
+        self.nowhere = Coord(program.file, 0, 0)  # where overflows in statements without a coord are
+        self.loop_index = {loop_id: k for k, loop_id in enumerate(self.cfg.loops)}
+        infos = {info.id: info.coord for info in program.loops}
+        self.head_coords = {b.id: infos.get(b.head) for b in self.cfg.blocks if b.head is not None}
+        self.pending: list[tuple[_Pending, int | None]] = []  # the maker; the block it ends, if any
         self.coords: list[Coord | None] = []
         self.sources: list[Stmt | None] = []  # per instruction: the statement it executes, if any
-        self.labels: dict[int, int] = {}
-        self.work: list[tuple[Stmt, _Targets] | Callable[[], None]] = []
-        self.label_count = 0
-        self.nowhere = Coord(program.file, 0, 0)  # where overflows in statements without a coord are
+        self.block_pc: dict[int, int] = {}
+        self.head_pc: dict[tuple[int, bool], int] = {}
 
-    def run(self, body: Block) -> tuple[tuple[Instr, ...], tuple[Coord | None, ...]]:
-        """The instructions and their coordinates (`sources` then holds their statements)."""
-        self._push(body, _Targets())
-        while self.work:
-            item = self.work.pop()
-            if callable(item):
-                item()
-            else:
-                self._stmt(*item)
-        code = tuple(make(pc, self.labels) for pc, make in enumerate(self.pending))
-        return code, tuple(self.coords)
+    def run(self) -> tuple[tuple[Instr, ...], tuple[Coord | None, ...], int]:
+        """The instructions, their coordinates and the first pc (`sources` then holds their statements)."""
+        for b in self.cfg.order:
+            self._block(self.cfg.blocks[b])
+        code = (make(pc + 1 if b is None else self._through(b)) for pc, (make, b) in enumerate(self.pending))
+        return tuple(code), tuple(self.coords), self._start(self.cfg.entry)
 
-    def _push(self, block: Block, targets: _Targets, *after: Callable[[], None]) -> None:
-        """Schedule `block`, then the actions `after` (in order)."""
-        self.work.extend(reversed(after))
-        self.work.extend((s, targets) for s in reversed(block))
-
-    def _place(self, label: int) -> Callable[[], None]:
-        return lambda: self.labels.__setitem__(label, len(self.pending))
-
-    def _emit(self, coord: Coord | None, make: _Pending, source: Stmt | None = None) -> None:
-        self.pending.append(make)
+    def _emit(
+        self, coord: Coord | None, make: _Pending, source: Stmt | None = None, ends: int | None = None
+    ) -> None:
+        self.pending.append((make, ends))
         self.coords.append(coord)
         self.sources.append(source)
 
-    def _jump(self, coord: Coord | None, label: int) -> Callable[[], None]:
-        return lambda: self._emit(coord, lambda pc, labels: _goto(labels[label]))
+    def _block(self, block: BasicBlock) -> None:
+        b = block.id
+        if block.head is not None:
+            self._record(b, block.head, True)
+            self._record(b, block.head, False)
+        end = block.end
+        silent = self._silent(end)
+        if block.stmts or not silent:
+            self.block_pc[b] = len(self.pending)
+        last = len(block.stmts) - 1 if silent else -1
+        for n, s in enumerate(block.stmts):
+            self.exprs.coord = s.coord or self.nowhere
+            self._emit(s.coord, self._simple(s), s, b if n == last else None)
+        if isinstance(end, Branch):
+            self._branch(b, end)
+        elif not silent:
+            assert isinstance(end, Jump)
+            self._emit(end.coord, lambda _: _goto(self._enter(b, end.target)))
 
-    def _stmt(self, s: Stmt, targets: _Targets) -> None:
-        self.exprs.coord = s.coord or self.nowhere
-        if isinstance(s, If):
-            self._if(s, targets)
-        elif isinstance(s, Loop):
-            self._loop(s, targets)
-        elif isinstance(s, Scope):
-            end = self._new_label()
-            self._emit(s.coord, lambda pc, labels: _goto(pc + 1))
-            self._push(s.body, _Targets(ret=end), self._place(end))
-        elif isinstance(s, (Break, Continue, Return)):
-            label = {Break: targets.brk, Continue: targets.cont, Return: targets.ret}[type(s)]
-            self._jump(s.coord, label)()
-        else:
-            self._emit(s.coord, self._simple(s), s)
+    def _record(self, b: int, loop_id: str, entry: bool) -> None:
+        k = self.loop_index[loop_id]
+        self.head_pc[b, entry] = len(self.pending)
+        self._emit(self.head_coords[b], lambda _: _head(k, entry, self._start(b)))
 
-    def _new_label(self) -> int:
-        self.label_count += 1
-        return self.label_count
+    def _silent(self, end: Terminator) -> bool:
+        """Whether `end` needs no instruction of its own."""
+        if isinstance(end, Branch):
+            return False
+        return not isinstance(end, Jump) or end.coord is None or end.coord == self.head_coords.get(end.target)
 
-    def _if(self, s: If, targets: _Targets) -> None:
-        cond, orelse, end = self.exprs.truth(s.cond), self._new_label(), self._new_label()
-        self._emit(s.coord, lambda pc, labels: _branch(cond, pc + 1, labels[orelse]), s)
-        if not s.orelse:
-            self._push(s.then, targets, self._place(orelse), self._place(end))
-            return
-        self._push(s.orelse, targets, self._place(end))
-        self.work.append(self._place(orelse))
-        self.work.append(self._jump(None, end))
-        self.work.extend((t, targets) for t in reversed(s.then))
+    def _branch(self, b: int, end: Branch) -> None:
+        self.exprs.coord = end.coord or self.nowhere
+        cond = self.exprs.truth(end.cond)
+        source = If(end.cond, (), (), end.coord)  # what `uninitialised_reads` knows a condition by
+        then, orelse = end.then, end.orelse
+        self._emit(end.coord, lambda _: _branch(cond, self._enter(b, then), self._enter(b, orelse)), source)
 
-    def _loop(self, s: Loop, targets: _Targets) -> None:
-        k = self.loop_index[s.id]
-        body, step, exit_ = self._new_label(), self._new_label(), self._new_label()
-        inner = _Targets(brk=exit_, cont=step, ret=targets.ret)
-        self._emit(s.coord, lambda pc, labels: _head(k, True, pc + 1))
+    def _start(self, b: int) -> int:
+        """The pc that runs block `b` (its head recording done)."""
+        pc = self.block_pc.get(b)
+        return self._through(b) if pc is None else pc
 
-        def back_edge() -> None:
-            self._emit(s.coord, lambda pc, labels: _head(k, False, labels[body]))
+    def _through(self, b: int) -> int:
+        """Where control goes after the statements of `b` when its terminator is no instruction."""
+        end = self.cfg.blocks[b].end
+        return self._enter(b, end.target) if isinstance(end, Jump) else len(self.pending)
 
-        self._push(s.step, inner, back_edge, self._place(exit_))
-        self.work.append(self._place(step))
-        self._push(s.body, inner)
-        self._place(body)()
+    def _enter(self, src: int, dst: int) -> int:
+        """The pc that runs when control goes from block `src` to block `dst`."""
+        while True:  # along jumps that are no instructions; every cycle passes a head
+            if self.cfg.blocks[dst].head is not None:
+                return self.head_pc[dst, not self.cfg.is_back(src, dst)]
+            if dst in self.block_pc:
+                return self.block_pc[dst]
+            end = self.cfg.blocks[dst].end
+            if not isinstance(end, Jump):
+                return len(self.pending)
+            src, dst = dst, end.target
 
-    def _simple(self, s: Stmt) -> _Pending:
+    def _simple(self, s: Simple) -> _Pending:
         if isinstance(s, Assign):
             return self._assign(s)
         if isinstance(s, Havoc):
             return self._havoc(s)
         if isinstance(s, Assume):
             return _check(self.exprs.truth(s.cond), "blocked", s)
-        if isinstance(s, Assert):
-            return _check(self.exprs.truth(s.cond), "error", s)
-        raise TypeError(f"not an IR statement: {type(s).__name__}")
+        return _check(self.exprs.truth(s.cond), "error", s)
 
     def _assign(self, s: Assign) -> _Pending:
         slot, decl = self.slots[s.target], self.decls[s.target]
@@ -601,9 +598,7 @@ def _head(loop: int, entry: bool, target: int) -> Instr:
 
 
 def _check(cond: Pred, outcome: str, stmt: Assert | Assume) -> _Pending:
-    def make(pc: int, labels: Mapping[int, int]) -> Instr:
-        nxt = pc + 1
-
+    def make(nxt: int) -> Instr:
         def check(env: Env) -> int:
             if cond(env):
                 return nxt
@@ -615,9 +610,7 @@ def _check(cond: Pred, outcome: str, stmt: Assert | Assume) -> _Pending:
 
 
 def _set(slot: int, value: Fn) -> _Pending:
-    def make(pc: int, labels: Mapping[int, int]) -> Instr:
-        nxt = pc + 1
-
+    def make(nxt: int) -> Instr:
         def assign(env: Env) -> int:
             env[slot] = value(env)
             return nxt
@@ -630,9 +623,7 @@ def _set(slot: int, value: Fn) -> _Pending:
 def _then_next(action: Callable[[Env], None]) -> _Pending:
     """An instruction that performs `action` and continues with the next one."""
 
-    def make(pc: int, labels: Mapping[int, int]) -> Instr:
-        nxt = pc + 1
-
+    def make(nxt: int) -> Instr:
         def instruction(env: Env) -> int:
             action(env)
             return nxt
@@ -673,23 +664,24 @@ def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pendi
 
 def _compile(program: Program) -> _Compiled:
     slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
-    flattener = _Flattener(program, slots)
-    code, coords = flattener.run(program.body)
+    layout = _Layout(program, slots)
+    code, coords, start = layout.run()
     ints = [d for d in program.variables if isinstance(d.type, IntType)]
     int_slots = [slots[d.name] for d in ints]
     table = tuple(dict.fromkeys(c for c in coords if c is not None))
     index = {c: k for k, c in enumerate(table)}
     return _Compiled(
         code=code,
+        start=start,
         coords=coords,
         coord_ids=tuple(-1 if c is None else index[c] for c in coords),
         coord_table=table,
-        loop_ids=tuple(info.id for info in program.loops),
+        loop_ids=tuple(layout.cfg.loops),
         int_names=tuple(d.name for d in ints),
         int_values=_getter(int_slots),
         array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ArrayType)),
         size=len(program.variables) + 1,
-        sources=tuple(flattener.sources),
+        sources=tuple(layout.sources),
     )
 
 
@@ -702,9 +694,10 @@ def _getter(slots: Sequence[int]) -> Callable[[Env], Sequence[int]]:
     return lambda env: ()
 
 
-def _execute(code: Sequence[Instr], env: Env, max_steps: int, trace: list[int] | None) -> tuple[Any, ...]:
+def _execute(compiled: _Compiled, env: Env, max_steps: int, trace: list[int] | None) -> tuple[Any, ...]:
     """Run the instructions: (outcome, stopping statement, detail, last pc, steps)."""
-    pc, steps, n = 0, 0, len(code)
+    code = compiled.code
+    pc, steps, n = compiled.start, 0, len(code)
     try:
         if trace is None:
             while pc < n and steps < max_steps:
@@ -746,7 +739,7 @@ class Runner:
         state = _RunState(self._compiled, inputs, max_loop_head_states)
         trace: list[int] | None = [] if record_path else None
         outcome, stmt, detail, pc, steps = _execute(
-            self._compiled.code, self._compiled.initial_env(state), max_steps, trace
+            self._compiled, self._compiled.initial_env(state), max_steps, trace
         )
         return Execution(
             outcome=outcome,

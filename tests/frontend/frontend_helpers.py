@@ -1,7 +1,8 @@
 """Test helpers for the frontend: a tiny independent IR interpreter and a gcc harness.
 
 The interpreter is deliberately separate from `quokka.verifier.interp`, so frontend tests do not
-depend on (or share bugs with) it. C programs are compiled with gcc (LP64) and run with the same
+depend on (or share bugs with) it. It walks the nested statements, or, for a program with a `goto`,
+the blocks of `cfg.build_cfg`. C programs are compiled with gcc (LP64) and run with the same
 nondeterministic inputs; both must agree on the outcome.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quokka.verifier import semantics
+from quokka.verifier.cfg import Branch, Halt, Jump, build_cfg
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.ir import (
     ArrayType,
@@ -29,10 +31,12 @@ from quokka.verifier.ir import (
     Const,
     Continue,
     Expr,
+    Goto,
     Havoc,
     If,
     IntType,
     Ite,
+    Label,
     Loop,
     Program,
     Return,
@@ -41,6 +45,7 @@ from quokka.verifier.ir import (
     Store,
     Unary,
     Var,
+    walk_stmts,
 )
 
 GCC = shutil.which("gcc")
@@ -81,12 +86,36 @@ class Interp:
         self.program = program
 
     def run(self) -> Outcome:
+        if any(isinstance(s, Goto) for s in walk_stmts(self.program.body)):
+            return self.run_cfg()
         try:
             self.block(self.program.body)
         except _Stop as stop:
             return Outcome(stop.outcome, self.env)
         except _Return:
             pass
+        return Outcome("exit", self.env)
+
+    def run_cfg(self) -> Outcome:
+        """Run the program's control-flow graph (its blocks hold simple statements only)."""
+        cfg = build_cfg(self.program)
+        b = cfg.entry
+        try:
+            while not isinstance(cfg.blocks[b].end, Halt):
+                block = cfg.blocks[b]
+                for s in block.stmts:
+                    self.stmt(s)
+                self.stmt(Label("step"))  # counts a step for every block
+                end = block.end
+                if isinstance(end, Branch):
+                    b = end.then if self.eval(end.cond) else end.orelse
+                else:
+                    assert isinstance(end, Jump)
+                    b = end.target
+            for s in cfg.blocks[b].stmts:
+                self.stmt(s)
+        except _Stop as stop:
+            return Outcome(stop.outcome, self.env)
         return Outcome("exit", self.env)
 
     def block(self, block: Block) -> None:
@@ -125,6 +154,8 @@ class Interp:
             raise _Continue
         elif isinstance(s, Return):
             raise _Return
+        elif isinstance(s, Label):
+            pass
         else:
             raise AssertionError(f"unknown statement {s!r}")
 

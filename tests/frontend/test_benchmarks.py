@@ -1,6 +1,6 @@
 """Acceptance: every benchmark program lowers (or is rejected with a located, named feature), fast.
 
-Measured targets: quokka-dev >= 83% lowered (the rest use pointers, heap, structs, floats, goto),
+Measured targets: quokka-dev >= 83% lowered (the rest use pointers, heap, structs, floats),
 code2inv 100%. svcomp-nla-dev: 285/300; the other 15 (the freire1 family) compute with `double`,
 which the integer IR cannot represent soundly, so they are expected to be unsupported.
 """

@@ -19,9 +19,11 @@ from quokka.verifier.ir import (
     Break,
     Const,
     Continue,
+    Goto,
     Havoc,
     If,
     Ite,
+    Label,
     Loop,
     LoopInfo,
     Program,
@@ -193,6 +195,37 @@ def test_loop_heads_count_iterations_per_entry():
     assert len(capped.loop_heads) == 4 and capped.outcome == "exit"
 
 
+def test_goto_loop_heads_record_entries_and_iterations():
+    # main: for (j = 0; j < 2; j++) { i = 0; goto top; i = 9; top: i++; if (i < 3) goto top; }
+    c = [Coord("g.c", line, 1) for line in range(9)]
+    i, j = Var("i", INT), Var("j", INT)
+    inner = (
+        Assign("i", num(0), c[2]),
+        Goto("top", c[3]),  # a forward goto into the head: an entry
+        Assign("i", num(9), c[8]),
+        Label("top", c[4], loop="G"),
+        Assign("i", add(i, num(1)), c[5]),
+        If(lt(i, num(3)), (Goto("top", c[6]),), (), c[6]),  # the back edge: an iteration
+    )
+    exit_ = If(ge(j, num(2)), (Break(c[1]),), (), c[1])
+    outer = Loop("F", (exit_, *inner), (Assign("j", add(j, num(1)), c[1]),), c[1])
+    main = Scope("main", (outer, Assert(eq(i, num(3)), c[7])), c[0])
+    decls = (VarDecl("i", INT, "local", "i"), VarDecl("j", INT, "local", "j"))
+    loops = (LoopInfo("F", c[1], 1, ()), LoopInfo("G", c[4], 4, (), parent="F"))
+    ex = run(Program("g.c", "LP64", decls, (main,), loops), [])
+    assert ex.outcome == "exit", ex.message
+    heads = [(h.loop_id, h.iteration, h.values["i"], h.values["j"]) for h in ex.loop_heads]
+    assert heads == [
+        ("F", 0, 0, 0),
+        ("G", 0, 0, 0), ("G", 1, 1, 0), ("G", 2, 2, 0),
+        ("F", 1, 3, 1),
+        ("G", 0, 0, 1), ("G", 1, 1, 1), ("G", 2, 2, 1),
+        ("F", 2, 3, 2),
+    ]  # fmt: skip
+    lines = [coord.line for coord in ex.path]
+    assert lines[:8] == [0, 1, 2, 3, 4, 5, 6, 4] and 8 not in lines  # the dead `i = 9` never runs
+
+
 def test_continue_runs_the_step_and_return_leaves_the_function():
     c = Coord("s.c", 1, 1)
     i, s = Var("i", INT), Var("s", INT)
@@ -262,7 +295,7 @@ def test_path_merges_consecutive_duplicates():
     x = Var("x", INT)
     main = Scope("main", (Assign("x", num(1), c), Assign("x", add(x, num(1)), c), Assert(eq(x, num(2)), c)))
     ex = run(Program("d.c", "LP64", (VarDecl("x", INT, "local", "x"),), (main,), ()), [])
-    assert ex.path == (c,) and ex.steps == 4
+    assert ex.path == (c,) and ex.steps == 3
 
 
 @pytest.mark.parametrize("depth", [1000])

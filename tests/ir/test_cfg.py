@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from quokka.verifier.builder import ProgramBuilder, add, ge, lt, num
 from quokka.verifier.cfg import Branch, Cfg, Halt, Jump, build_cfg
 from quokka.verifier.errors import IRTypeError, QuokkaError, UnsupportedFeature

@@ -105,7 +105,10 @@ def call_reading(property_name: str) -> CallReading:
 
 def ends_with_return(body: Any) -> bool:
     items = getattr(body, "block_items", None) or []
-    return bool(items) and isinstance(items[-1], c_ast.Return)
+    last = items[-1] if items else None
+    while isinstance(last, c_ast.Label):  # CIL's `return_label: return (__retres);`
+        last = last.stmt
+    return isinstance(last, c_ast.Return)
 
 
 class CallLowerer(ExprLowerer):

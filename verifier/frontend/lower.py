@@ -13,6 +13,7 @@ from typing import Any
 from pycparser import c_ast, c_parser
 
 from ..cexpr import DATA_MODELS, CTypes
+from ..cfg import build_cfg
 from ..definedness import STRICT, UNINITIALISED_READINGS
 from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
 from ..ir import (
@@ -31,7 +32,7 @@ from ..ir import (
     walk_stmts,
 )
 from ..properties import ASSERT, READINGS
-from .coords import CoordMap
+from .coords import CoordMap, output_lines
 from .preprocess import Preprocessed, preprocess, standard_typedefs
 from .state import LowerState, PoisonBinding, VarBinding
 from .stmt import StmtLowerer
@@ -39,6 +40,8 @@ from .stmt import StmtLowerer
 MAX_SOURCE_BYTES = 2 << 20  # pycparser needs ~15 s per MiB: larger inputs are refused, not parsed
 MAX_PREPROCESSED_CHARS = 3 << 20
 _PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
+# GNU C's labels as values, which pycparser does not parse: `goto *p;` and `&&label`
+_COMPUTED_GOTO = re.compile(r"\bgoto\s*(\*)|(?:^|[=(,?:{]|\breturn)\s*(&&)\s*[A-Za-z_]")
 
 
 def lower(
@@ -159,7 +162,11 @@ def _parse(text: str, pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
     except RecursionError:
         raise InputError(None, f"{pre.filename}: program nested too deeply to parse") from None
     except Exception as exc:  # pycparser signals bad input with assorted exception types
-        raise _parse_error(str(exc), coords, _next_token(parser)) from None
+        raw, detail = _error_location(str(exc), coords, _next_token(parser))
+        if raw is not None:
+            _reject_computed_goto(text, raw, coords)
+        where = coords.coord(raw)
+        raise InputError(where, f"{'' if where else f'{coords.filename}: '}parse error: {detail}") from None
 
 
 def _next_token(parser: c_parser.CParser) -> Any:
@@ -170,19 +177,30 @@ def _next_token(parser: c_parser.CParser) -> Any:
         return None
 
 
-def _parse_error(message: str, coords: CoordMap, token: Any) -> InputError:
+def _error_location(message: str, coords: CoordMap, token: Any) -> tuple[Any, str]:
+    """Where pycparser's error is (its raw coordinate, None if unknown) and what it says."""
     m = _PARSE_ERROR.match(message)
     if m is not None:
         raw = SimpleNamespace(file=m.group(1), line=int(m.group(2)), column=int(m.group(3) or 0))
         detail = m.group(4)
-        if detail.startswith("before:"):
-            detail = f"syntax error {detail}"
-        return InputError(coords.coord(raw), f"parse error: {detail}")
+        return raw, f"syntax error {detail}" if detail.startswith("before:") else detail
     detail = message.removeprefix(f"{coords.marker_name}: ")
     if token is not None and getattr(token, "lineno", None):
         raw = SimpleNamespace(file=token.filename, line=token.lineno, column=token.column)
-        return InputError(coords.coord(raw), f"parse error: {detail} before: {token.value}")
-    return InputError(None, f"{coords.filename}: parse error: {detail}")
+        return raw, f"{detail} before: {token.value}"
+    return None, detail
+
+
+def _reject_computed_goto(text: str, raw: Any, coords: CoordMap) -> None:
+    """A parse error at or after a GNU computed goto (`goto *p`, `&&label`) is that feature."""
+    for file, line, content in output_lines(text):
+        if file != raw.file or line > raw.line:
+            continue
+        for m in _COMPUTED_GOTO.finditer(content):
+            column = m.start(1) + 1 if m.group(1) else m.start(2) + 1
+            if (line, column) <= (raw.line, raw.column):
+                where = coords.coord(SimpleNamespace(file=file, line=line, column=column))
+                raise UnsupportedFeature(where, "computed goto", "GNU labels as values")
 
 
 def walk_ast(root: Any) -> Iterator[Any]:
@@ -216,6 +234,18 @@ def _used_names(block: list[Stmt]) -> set[str]:
     return used
 
 
+def _check_control_flow(program: Program, entries: list[tuple[Coord | None, str]]) -> None:
+    """Reject the gotos `cfg.build_cfg` cannot make a graph of (located at a goto into a loop
+    where the graph does not say where)."""
+    try:
+        build_cfg(program)
+    except UnsupportedFeature as exc:
+        if exc.coord is not None or not entries:
+            raise
+        coord, detail = entries[0]
+        raise UnsupportedFeature(coord, "goto into a loop", detail) from None
+
+
 class Frontend:
     """One lowering run over a parsed translation unit."""
 
@@ -243,7 +273,7 @@ class Frontend:
         init = [s for s in init if not (isinstance(s, Havoc) and s.target in unused)]
         scope = Scope("main", (*init, *st.init, *body), st.coord(main))
         loops = [replace(i, scope=tuple(p for p in i.scope if p[1] not in unused)) for i in st.loops]
-        return Program(
+        program = Program(
             file=st.coords.filename,
             data_model=st.ct.data_model,
             variables=tuple(v for v in st.variables if v.name not in unused),
@@ -252,6 +282,9 @@ class Frontend:
             overflow_sites=tuple(st.overflow),
             property_name=st.property_name,
         )
+        if st.has_goto:
+            _check_control_flow(program, st.loop_entries)
+        return program
 
     def external(self, node: Any) -> None:
         if isinstance(node, c_ast.FuncDef):
@@ -314,6 +347,7 @@ class Frontend:
         st.call_stack = ["main"]
         st.scopes = st.scopes.function_scope()
         st.site = st.coord(main)
+        st.gotos = lw.goto_context(main)
         body: list[Stmt] = []
         args = main.decl.type.args
         for p in args.params if args else []:

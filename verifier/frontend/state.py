@@ -13,6 +13,7 @@ from ..errors import Coord, UnsupportedFeature
 from ..ir import LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
+from .gotos import GotoContext
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,9 @@ class LowerState:
         self.call_stack: list[str] = []
         self.site: Coord | None = None
         self.size = 0
+        self.gotos: GotoContext | None = None  # the labels of the function being lowered
+        self.has_goto = False
+        self.loop_entries: list[tuple[Coord | None, str]] = []  # `GotoPlan.entries` lowered
 
     def coord(self, node: Any) -> Coord | None:
         return self.coords.coord(getattr(node, "coord", None))
@@ -145,9 +149,24 @@ class LowerState:
             k += 1
         return f"{c_name}_{k}"
 
-    def declare(self, c_name: str, ty: Type, kind: str, coord: Coord | None, plain: bool = True) -> Var:
+    def reserve(self, c_name: str, plain: bool) -> str:
+        """A new unique IR name (as `fresh_name`), taken now, for a variable declared later."""
         name = self.fresh_name(c_name, plain)
         self.taken.add(name)
+        return name
+
+    def declare(
+        self,
+        c_name: str,
+        ty: Type,
+        kind: str,
+        coord: Coord | None,
+        plain: bool = True,
+        name: str | None = None,
+    ) -> Var:
+        """A new variable, named `name` when given (reserved with `reserve`), else a fresh name."""
+        if name is None:
+            name = self.reserve(c_name, plain)
         self.variables.append(VarDecl(name, ty, kind, c_name, coord))
         return Var(name, ty)
 

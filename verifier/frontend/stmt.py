@@ -20,9 +20,11 @@ from ..ir import (
     Const,
     Continue,
     Expr,
+    Goto,
     Havoc,
     If,
     IntType,
+    Label,
     Loop,
     LoopInfo,
     Return,
@@ -33,6 +35,7 @@ from ..ir import (
 )
 from .calls import CallLowerer
 from .ctype import VOID, CType, Signature
+from .gotos import GotoContext, GotoPlan, plan_gotos
 from .state import LowerState, TypedefBinding, VarBinding
 from .switch import lower_switch
 
@@ -57,6 +60,11 @@ def _is_zero(node: Any) -> bool:
     return isinstance(node, c_ast.Constant) and node.type == "int" and node.value in ("0", "0u", "0U")
 
 
+def runs_once(node: c_ast.DoWhile) -> bool:
+    """`do { ... } while (0)` without a `break` or `continue` of its own: its body, once."""
+    return _is_zero(node.cond) and not _jumps_out(node.stmt)
+
+
 def _jumps_out(node: Any) -> bool:
     """A `break` or `continue` that would leave a loop made of `node` (not one of a nested loop/switch)."""
     stack = [node]
@@ -79,6 +87,7 @@ class StmtLowerer(CallLowerer):
     ) -> None:
         super().__init__(st, functions, prototypes)
         self.ret_stack: list[tuple[Var | None, CType]] = []
+        self._goto_plans: dict[int, GotoPlan] = {}
         self._stmt_table: dict[type, Any] = {
             c_ast.Compound: lambda n, out: out.extend(self.block(n)),
             c_ast.Decl: self.declaration,
@@ -92,8 +101,8 @@ class StmtLowerer(CallLowerer):
             c_ast.Break: self._break,
             c_ast.Continue: self._continue,
             c_ast.Return: self._return,
-            c_ast.Label: lambda n, out: self.stmt(n.stmt, out),
-            c_ast.Goto: lambda n, out: self._unsupported(n, "goto"),
+            c_ast.Label: self._label,
+            c_ast.Goto: self._goto,
             c_ast.EmptyStatement: lambda n, out: None,
             c_ast.Pragma: lambda n, out: None,
             c_ast.StaticAssert: lambda n, out: None,
@@ -114,11 +123,12 @@ class StmtLowerer(CallLowerer):
         self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
     ) -> list[Stmt]:
         st = self.st
-        saved = st.scopes, st.breakables
+        saved, depth = (st.scopes, st.breakables, st.gotos), len(st.loop_stack)
         st.scopes, st.breakables = st.scopes.function_scope(), []
         st.call_stack.append(fdef.decl.name)
         self.ret_stack.append((ret, sig.ret))
         try:
+            st.gotos = self.goto_context(fdef)
             body: list[Stmt] = []
             for (pname, pty), value in zip(sig.params or (), args, strict=False):
                 assert isinstance(pty, IntType)
@@ -129,9 +139,17 @@ class StmtLowerer(CallLowerer):
             body += self.stmts(list(fdef.body.block_items or []))
             return body
         finally:
-            st.scopes, st.breakables = saved
+            st.scopes, st.breakables, st.gotos = saved
+            del st.loop_stack[depth:]  # the loops of goto still open
             st.call_stack.pop()
             self.ret_stack.pop()
+
+    def goto_context(self, fdef: c_ast.FuncDef) -> GotoContext:
+        """A fresh context for one instance of the function `fdef` (its body is checked once)."""
+        plan = self._goto_plans.get(id(fdef))
+        if plan is None:
+            plan = self._goto_plans[id(fdef)] = plan_gotos(fdef.body, self.st.coord, runs_once)
+        return GotoContext(plan)
 
     # ------------------------------------------------------------------ blocks
 
@@ -204,7 +222,9 @@ class StmtLowerer(CallLowerer):
             self._static_local(node, ty)
             return
         coord = self.st.coord(node)
-        var = self.st.declare(node.name, ty, "local", coord, plain=len(self.st.call_stack) == 1)
+        var = self.st.declare(
+            node.name, ty, "local", coord, plain=len(self.st.call_stack) == 1, name=self._skipped_name(node)
+        )
         self.st.scopes.define(node.name, VarBinding(var.name, ty))
         self.initialize(var, node.init, out, coord)
 
@@ -329,7 +349,7 @@ class StmtLowerer(CallLowerer):
         try:
             yield
         finally:
-            self.st.loop_stack.pop()
+            del self.st.loop_stack[self.st.loop_stack.index(lid) :]
             self.st.breakables.pop()
 
     def _exit_unless(self, cond_node: Any, body: list[Stmt], node: Any) -> None:
@@ -348,7 +368,7 @@ class StmtLowerer(CallLowerer):
         out.append(Loop(lid, tuple(body), (), self.st.coord(node)))
 
     def _do_while(self, node: c_ast.DoWhile, out: list[Stmt]) -> None:
-        if _is_zero(node.cond) and not _jumps_out(node.stmt):
+        if runs_once(node):
             out.extend(self.block(node.stmt))  # `do { ... } while (0)` runs its body once
             return
         lid = self._loop_info(node)
@@ -412,6 +432,50 @@ class StmtLowerer(CallLowerer):
             else:
                 self.effect(node.expr, out)
         out.append(Return(self.st.coord(node)))
+
+    # ------------------------------------------------------------------ goto
+
+    def _gotos(self, node: Any) -> GotoContext:
+        if self.st.gotos is None:
+            raise FrontendError(self.st.coord(node), "label or goto outside a function")
+        return self.st.gotos
+
+    def _label(self, node: c_ast.Label, out: list[Stmt]) -> None:
+        """`name: stmt`; a label some goto jumps back to is a loop head, its loop open until then."""
+        ctx = self._gotos(node)
+        lid = None
+        if node.name in ctx.plan.heads:
+            lid = self._loop_info(node)
+            self.st.loop_stack.append(lid)
+            ctx.open[node.name] = lid
+        out.append(Label(node.name, self.st.coord(node), lid))
+        if node.stmt is not None:
+            self.stmt(node.stmt, out)
+
+    def _goto(self, node: c_ast.Goto, out: list[Stmt]) -> None:
+        """`goto name`, after havocking the variables whose declaration it jumps past."""
+        ctx = self._gotos(node)
+        self.st.has_goto = True
+        for decl in ctx.plan.skips.get(id(node), ()):
+            name = self._skipped_name(decl)
+            assert name is not None
+            out.append(Havoc(name, self.st.coord(decl), UNINITIALISED))
+        out.append(Goto(node.name, self.st.coord(node)))
+        if id(node) in ctx.plan.entries:
+            self.st.loop_entries.append((self.st.coord(node), ctx.plan.entries[id(node)]))
+        lid = ctx.open.get(node.name)
+        if lid is not None and ctx.plan.last_back.get(node.name) == id(node) and lid in self.st.loop_stack:
+            self.st.loop_stack.remove(lid)  # the loop of the label ends here
+
+    def _skipped_name(self, decl: c_ast.Decl) -> str | None:
+        """The IR name of a declaration some goto jumps past (reserved by the first to ask)."""
+        ctx = self.st.gotos
+        if ctx is None or id(decl) not in ctx.plan.skipped:
+            return None
+        name = ctx.names.get(id(decl))
+        if name is None:
+            name = ctx.names[id(decl)] = self.st.reserve(decl.name, len(self.st.call_stack) == 1)
+        return name
 
     # ------------------------------------------------------------------ switch
 

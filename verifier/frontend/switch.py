@@ -49,7 +49,10 @@ def _segments(lw: StmtLowerer, items: list[Any], ty: IntType) -> list[Segment]:
         if not isinstance(item, (c_ast.Case, c_ast.Default)):
             if segments or labels:
                 raise FrontendError(lw.st.coord(item), "statement outside any case label")
-            continue  # unreachable code before the first label
+            nested = _nested_label(item)
+            if nested is not None:  # `L: case 1: ...` before the first case would be dropped with it
+                raise UnsupportedFeature(lw.st.coord(nested), "case label inside a nested statement")
+            continue  # unreachable code before the first label (a goto into it is rejected: `gotos`)
         if isinstance(item, c_ast.Case):
             labels.append(semantics.wrap(lw.const_int(item.expr), ty))
         else:
