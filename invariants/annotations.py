@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from quokka.verifier.builder import and_, num
+from quokka.verifier.claims import Claim
 from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import find_acsl_invariants, parse_invariant
 from quokka.verifier.ir import Expr, LoopInfo, Program
+from quokka.verifier.results import ProvenInvariant
 
 from .protocol import Candidate, ProposalContext
 
@@ -30,6 +32,34 @@ def parse_user_invariants(program: Program, invariants: Sequence[tuple[int, str]
             raise InputError(None, f"--invariant {line}:{text}: no loop on line {line} ({where})")
         expr = parse_invariant(text, program, info.id)
         out[info.id] = and_(out[info.id], expr) if info.id in out else expr
+    return out
+
+
+def user_claims(program: Program, source: str | None, invariants: Sequence[tuple[int, str]]) -> list[Claim]:
+    """The claims to check: the ACSL loop invariants in `source` that parse, then `--invariant`s."""
+    out = []
+    for line, text in find_acsl_invariants(source or ""):
+        info = _loop_below(program, line)
+        if info is not None:
+            try:
+                out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line))
+            except InputError:
+                continue  # reported as a rejected candidate by the annotation proposer
+    for line, text in invariants:
+        info = loop_at_line(program, line)
+        if info is not None:
+            out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line, 0, "option"))
+    return out
+
+
+def certificate_exprs(program: Program, invariants: Sequence[ProvenInvariant]) -> dict[str, list[Expr]]:
+    """A certificate's conjuncts back in the IR (each was printed from it, so each parses)."""
+    out: dict[str, list[Expr]] = {}
+    for inv in invariants:
+        try:
+            out.setdefault(inv.loop, []).append(parse_invariant(inv.expr, program, inv.loop))
+        except InputError:
+            continue  # a conjunct that does not parse back only weakens the support
     return out
 
 

@@ -18,6 +18,8 @@ def print_result(result: Result, console: Console | None = None) -> None:
         console.print(_invariant_table(result))
     if result.counterexample:
         _print_counterexample(result, console)
+    if result.claims:
+        console.print(_claims_table(result))
     if result.overflow_sites:
         console.print(
             f"  signed arithmetic that could overflow: {len(result.overflow_sites)} site(s), "
@@ -33,6 +35,18 @@ def _invariant_table(result: Result) -> Table:
         table.add_column(column)
     for inv in result.invariants:
         table.add_row(inv.loop, str(inv.line), inv.expr, inv.source, inv.proved_by)
+    return table
+
+
+_CLAIM_STYLE = {"valid": "green", "refuted": "red", "unknown": "yellow"}
+
+
+def _claims_table(result: Result) -> Table:
+    table = Table(title="Your loop invariants, checked", title_justify="left")
+    for column in ("line", "claim", "status", "why"):
+        table.add_column(column)
+    for c in result.claims:
+        table.add_row(str(c.line), c.expr, f"[{_CLAIM_STYLE.get(c.status, '')}]{c.status}[/]", c.detail())
     return table
 
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quokka.verifier.checks import with_uninitialised
+from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.definedness import STRICT
 from quokka.verifier.dump import dump_json, dump_program
+from quokka.verifier.engines.base import Budget
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
@@ -18,11 +20,14 @@ from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.task import read_task
 
-from .annotations import parse_user_invariants
+from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
 from .registry import make_proposers, requested_model
 from .testing import random_testing
+
+CLAIMS_RESERVE_S = 5.0  # at most this much of `--timeout` is kept for checking the user's claims
+CLAIMS_SHARE = 0.15  # ... and at most this share of it
 
 
 @dataclass(frozen=True)
@@ -116,11 +121,29 @@ def verify_path(path: Path, options: Options) -> Result:
         return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
-    result = verify_program(program, options.with_(data_model=target.data_model), target.c_file)
+    claims = user_claims(program, _read_text(target.c_file), options.invariants)
+    deadline = started + options.timeout_s
+    budget = options.timeout_s - (time.monotonic() - started) - (_claims_reserve(options) if claims else 0.0)
+    result = verify_program(program, options.with_(data_model=target.data_model, timeout_s=max(budget, 0.1)),
+                            target.c_file)
+    result = _with_claims(program, result, claims, Budget(deadline))
     result = with_uninitialised(with_property(result, target.choice), target.uninitialised)
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result
+
+
+def _claims_reserve(options: Options) -> float:
+    """Seconds of the budget kept for checking the user's claims after the verdict."""
+    return min(CLAIMS_RESERVE_S, CLAIMS_SHARE * float(options.timeout_s))
+
+
+def _with_claims(program: Program, result: Result, claims: list[Claim], budget: Budget) -> Result:
+    """`result` with each of the user's claims checked (valid, refuted or unknown)."""
+    if not claims:
+        return result
+    support = certificate_exprs(program, result.invariants) if result.verdict is Verdict.TRUE else {}
+    return replace(result, claims=check_claims(program, claims, budget, support))
 
 
 def _unknown(target: Target, reason: str, started: float) -> Result:

@@ -26,11 +26,31 @@ def diagnostics(uri: str, source: SourceText, outcome: Outcome,
                     _severity_of_skip(outcome), "quokka." + outcome.status)]
     result = outcome.result
     sites = assertion_sites(source)
+    claims = _claims(source, result, show_proven)
     if result.verdict is Verdict.FALSE:
-        return [_violation(uri, source, sites, result)]
+        return [_violation(uri, source, sites, result), *claims]
     if result.verdict is Verdict.UNKNOWN:
-        return _unknown(uri, source, sites, outcome)
-    return _proven(source, sites, result) if show_proven else []
+        return [*_unknown(uri, source, sites, outcome), *claims]
+    return [*(_proven(source, sites, result) if show_proven else []), *claims]
+
+
+_CLAIM_SEVERITY = {
+    "refuted": lsp.DiagnosticSeverity.Error,
+    "unknown": lsp.DiagnosticSeverity.Warning,
+    "valid": lsp.DiagnosticSeverity.Hint,
+}
+
+
+def _claims(source: SourceText, result: Result, show_valid: bool) -> list[lsp.Diagnostic]:
+    """One diagnostic per annotation the user wrote: refuted, not proved, or (a hint) valid."""
+    out = []
+    for c in result.claims:
+        if c.source != "annotation" or (c.status == "valid" and not show_valid):
+            continue
+        message = f"loop invariant {c.expr} is {c.status}: {c.detail()}"
+        code = f"quokka.claim.{c.status}"
+        out.append(_at(source.line_range(c.line), message, _CLAIM_SEVERITY[c.status], code))
+    return out
 
 
 def _severity_of_skip(outcome: Outcome) -> lsp.DiagnosticSeverity:

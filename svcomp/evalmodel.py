@@ -36,7 +36,8 @@ from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.prompt import messages_for_context
 from quokka.invariants.protocol import Candidate, ProposalContext, State, loop_contexts
 from quokka.invariants.verify import verify_program
-from quokka.verifier.engines import houdini, inductive, spacer, twoquery
+from quokka.verifier import transform
+from quokka.verifier.engines import houdini, inductive, spacer
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
@@ -200,7 +201,7 @@ class _Judge:
 
     def _holds(self, c: Candidate) -> bool:
         """The assert query: Spacer proves that `c` holds whenever its loop head is reached."""
-        asserted = twoquery.assert_program(self.program, {c.loop_id: c.expr})
+        asserted = transform.assert_program(self.program, {c.loop_id: c.expr})
         return spacer.solve(asserted, Budget.of(self.seconds)).status is Status.SAFE
 
     def _inductive(self, c: Candidate) -> bool:
@@ -209,7 +210,7 @@ class _Judge:
     def _assume_safe(self, c: Candidate) -> bool:
         """The assume query of the two-query check (its assert query is `_holds`): Spacer proves
         the program safe with `c` assumed at its loop head."""
-        assumed = twoquery.assume_program(self.program, {c.loop_id: c.expr})
+        assumed = transform.assume_program(self.program, {c.loop_id: c.expr})
         return spacer.solve(assumed, Budget.of(self.seconds)).status is Status.SAFE
 
     def _houdini(self, pool: dict[str, list[Any]]) -> bool:

@@ -181,7 +181,7 @@ def _c_name(program: Program, name: str) -> str:
 def _counterexample(
     program: Program, execution: Execution, confirmed: tuple[str, ...], notes: tuple[str, ...] = ()
 ) -> Counterexample:
-    names = {v.name: v.c_name for v in program.variables}
+    names = {v.name: v.c_name for v in program.variables if v.kind != "temp"}  # C names only
     inputs = tuple(
         InputValue(h.origin, h.coord.line if h.coord else 0, value)
         for h, value in zip(execution.havocs, execution.inputs_used, strict=True)
@@ -189,7 +189,7 @@ def _counterexample(
     error = execution.error
     where = (error.site or error.coord) if error else None
     heads = tuple(
-        (h.loop_id, h.iteration, tuple(sorted((names.get(k, k), v) for k, v in h.values.items())))
+        (h.loop_id, h.iteration, tuple(sorted((names[k], v) for k, v in h.values.items() if k in names)))
         for h in execution.loop_heads[:200]
     )
     return Counterexample(

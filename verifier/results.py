@@ -64,6 +64,34 @@ class CandidateReport:
 
 
 @dataclass(frozen=True)
+class ClaimReport:
+    """What became of a user's claim about a loop (an ACSL `loop invariant`, `--invariant`).
+
+    `status`: "valid" (part of an inductive set: holds at every reachable head state), "refuted"
+    (`state` is a reachable head state where it is false, reached with `inputs`) or "unknown"
+    (`state`, if any, is a counterexample to induction, which need not be reachable).
+    """
+
+    loop: str
+    line: int  # where the claim is written
+    column: int
+    expr: str
+    source: str  # "annotation" | "option" | "witness"
+    status: str
+    reason: str
+    state: tuple[tuple[str, int], ...] = ()
+    inputs: tuple[int, ...] = ()
+
+    def detail(self) -> str:
+        """The reason, with the state that backs it."""
+        state = ", ".join(f"{name} = {value}" for name, value in self.state)
+        if not state or self.status == "valid":
+            return self.reason
+        where = "at the loop head with" if self.status == "refuted" else "e.g."
+        return f"{self.reason}; {where} {state}"
+
+
+@dataclass(frozen=True)
 class Result:
     verdict: Verdict
     reason: str
@@ -75,6 +103,7 @@ class Result:
     candidates: tuple[CandidateReport, ...] = ()
     overflow_sites: tuple[str, ...] = ()
     decided_by: str = ""
+    claims: tuple[ClaimReport, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -102,8 +131,14 @@ class Result:
             candidates=tuple(CandidateReport(**c) for c in data.get("candidates", ())),
             overflow_sites=tuple(data.get("overflow_sites", ())),
             decided_by=data.get("decided_by", ""),
+            claims=tuple(_claim_from_json(c) for c in data.get("claims", ())),
             extra=dict(data.get("extra", {})),
         )
+
+
+def _claim_from_json(data: dict[str, Any]) -> ClaimReport:
+    state = tuple((name, value) for name, value in data.get("state", ()))
+    return ClaimReport(**{**data, "state": state, "inputs": tuple(data.get("inputs", ()))})
 
 
 def _cex_from_json(data: dict[str, Any]) -> Counterexample:

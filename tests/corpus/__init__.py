@@ -654,6 +654,24 @@ C_EXAMPLES: dict[str, tuple[str, str, frozenset[str], tuple[int, ...] | None]] =
            int main() { int s = 0; for (int i = 0; i < 10; i++) s += f(i);
            __VERIFIER_assert(s == 5); return 0; }""",
         "unsafe", frozenset({"c", "return", "scope"}), ()),
+    "c_goto_loop": (
+        """int main() { int i = 0; int s = 0;
+           again: if (i >= 10) goto done; s += 2; i++; goto again;
+           done: __VERIFIER_assert(s == 2 * i); return 0; }""",
+        "safe", frozenset({"c", "goto"}), None),
+    "c_goto_loop_unsafe": (
+        """int main() { int i = 0; int s = 0;
+           again: if (i >= 10) goto done; s += 2; i++; goto again;
+           done: __VERIFIER_assert(s == 19); return 0; }""",
+        "unsafe", frozenset({"c", "goto"}), ()),
+    "c_goto_cil_break": (
+        """int main() { unsigned int m = __VERIFIER_nondet_uint(); int e = 0;
+           if (m == 0U) goto return_label;
+           while (1) { while_0_continue: ; if (m >= 16U) goto while_0_break; m = m << 1U; e++; }
+           while_0_break: ;
+           __VERIFIER_assert(e <= 4);
+           return_label: return 0; }""",
+        "safe", frozenset({"c", "goto", "unsigned"}), None),
     "c_nondet_loop_unsafe": (
         """int main() { int i = 0; while (__VERIFIER_nondet_int()) i++;
            __VERIFIER_assert(i < 3); return 0; }""",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from corpus import BY_NAME, UNSAFE, Example, twin
 from mutants import mutant_maps
+from quokka.verifier import transform
 from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, mul, num
 from quokka.verifier.engines import inductive, twoquery
 from quokka.verifier.engines.base import Budget, Status
@@ -29,8 +30,8 @@ def _two_var() -> tuple[Program, str, Var, Var, Var]:
 def test_program_rewrites() -> None:
     program, loop, x, _, n = _two_var()
     cand = le(x, n)
-    assumed = twoquery.assume_program(program, {loop: cand})
-    asserted = twoquery.assert_program(program, {loop: cand})
+    assumed = transform.assume_program(program, {loop: cand})
+    asserted = transform.assert_program(program, {loop: cand})
     assert [s.cond for s in walk_stmts(assumed.body) if isinstance(s, Assume)][-1] == cand
     assert [s.cond for s in walk_stmts(asserted.body) if isinstance(s, Assert)] == [cand]
     assert sum(isinstance(s, Assert) for s in walk_stmts(assumed.body)) == 1

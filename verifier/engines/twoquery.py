@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import multiprocessing.connection as mpc
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 
-from ..errors import Coord
-from ..ir import INT, Assert, Assume, Binary, Block, Expr, If, Label, Loop, Program, Scope, Stmt
+from ..ir import INT, Binary, Expr, Program
+from ..transform import assert_program, assume_program
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
@@ -28,51 +27,6 @@ _GRACE_S = 2.0  # how long to wait past the deadline for a child's answer
 _CHECK_MIN_S = 5.0  # time allowed to check a certificate found just before the deadline
 
 Running = Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]]
-
-
-# ----------------------------------------------------------------------------- programs
-
-
-AtHead = Callable[[str, Coord | None], Block]
-
-
-def _rewrite(block: Block, at_head: AtHead, assert_to_assume: bool) -> Block:
-    out: list[Stmt] = []
-    for s in block:
-        out.append(_rewrite_stmt(s, at_head, assert_to_assume))
-        if isinstance(s, Label) and s.loop is not None:  # a goto loop's head is right after its label
-            out.extend(at_head(s.loop, s.coord))
-    return tuple(out)
-
-
-def _rewrite_stmt(s: Stmt, at_head: AtHead, assert_to_assume: bool) -> Stmt:
-    if isinstance(s, Assert) and assert_to_assume:
-        return Assume(s.cond, s.coord)
-    if isinstance(s, If):
-        return replace(s, then=_rewrite(s.then, at_head, assert_to_assume),
-                       orelse=_rewrite(s.orelse, at_head, assert_to_assume))
-    if isinstance(s, Scope):
-        return replace(s, body=_rewrite(s.body, at_head, assert_to_assume))
-    if isinstance(s, Loop):
-        body = at_head(s.id, s.coord) + _rewrite(s.body, at_head, assert_to_assume)
-        return replace(s, body=body, step=_rewrite(s.step, at_head, assert_to_assume))
-    return s
-
-
-def assume_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
-    """`program` with each candidate assumed at the head of its loop."""
-    def at_head(loop_id: str, coord: Coord | None) -> Block:
-        return (Assume(candidates[loop_id], coord),) if loop_id in candidates else ()
-
-    return replace(program, body=_rewrite(program.body, at_head, False))
-
-
-def assert_program(program: Program, candidates: Mapping[str, Expr]) -> Program:
-    """`program` with its assertions assumed and each candidate asserted at the head of its loop."""
-    def at_head(loop_id: str, coord: Coord | None) -> Block:
-        return (Assert(candidates[loop_id], coord, coord),) if loop_id in candidates else ()
-
-    return replace(program, body=_rewrite(program.body, at_head, True))
 
 
 # ----------------------------------------------------------------------------- processes
