@@ -72,6 +72,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-compiler-replay", action="store_true", help="confirm counterexamples in the interpreter only"
     )
+    parser.add_argument(
+        "--all-invariants", action="store_true",
+        help="show every proven invariant of the certificate, not only those that carry the proof",
+    )
     parser.add_argument("--dump-dir", type=Path, help="write IR, verification conditions and CHC here")
     parser.add_argument(
         "--witness",
@@ -111,6 +115,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         seed=args.seed,
         dump_dir=args.dump_dir,
         replay_with_compiler=False if args.no_compiler_replay else None,
+        all_invariants=True if args.all_invariants else None,
     )
 
 

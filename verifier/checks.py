@@ -10,9 +10,11 @@ from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
 from .ir import ArrayType, Binary, Expr, Havoc, IntType, Program, VarDecl
+from .minimize import minimal_certificate
 from .printer import format_expr_c_names
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant, Result
+from .simplify import readable, readable_conjuncts
 
 
 def conjuncts(e: Expr) -> list[Expr]:
@@ -22,21 +24,30 @@ def conjuncts(e: Expr) -> list[Expr]:
     return [e]
 
 
+MINIMIZE_S = 2.0  # seconds at most for finding the minimal certificate
+
+
 def certificate_result(
-    program: Program, result: EngineResult, budget: Budget
+    program: Program, result: EngineResult, budget: Budget, minimal: bool = True
 ) -> tuple[tuple[ProvenInvariant, ...] | None, str]:
-    """The proven invariants of `result` (None when the certificate does not check) and why."""
+    """The proven invariants of `result` (None when the certificate does not check) and why;
+    `minimal`: only those that carry the proof (`minimize`)."""
     check = inductive.prove_with(program, result.invariants, budget)
     if check.status is not Status.SAFE:
         return None, check.reason
+    invariants = result.invariants
+    if minimal:
+        invariants = minimal_certificate(program, invariants, budget.sub(MINIMIZE_S))
     sources = result.stats.get("sources")
     sources = sources if isinstance(sources, dict) else {}
     out = []
-    for loop_id, inv in sorted(result.invariants.items()):
+    for loop_id, inv in sorted(invariants.items()):
         info = program.loop(loop_id)
-        for part in conjuncts(inv):
-            text = format_expr_c_names(part, program, loop_id)
-            source = sources.get((loop_id, part), result.engine)
+        parts = conjuncts(inv)
+        shown = readable_conjuncts(parts) if minimal else [(k, readable(p)) for k, p in enumerate(parts)]
+        for k, expr in shown:
+            text = format_expr_c_names(expr, program, loop_id)
+            source = sources.get((loop_id, parts[k]), result.engine)
             out.append(
                 ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
             )

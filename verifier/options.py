@@ -46,6 +46,7 @@ class Options:
     endpoint: str | None = None
     dump_dir: Path | None = None
     replay_with_compiler: bool = True
+    all_invariants: bool = False  # the whole certificate, not the conjuncts that carry the proof
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def with_(self, **changes: Any) -> Options:

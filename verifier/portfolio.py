@@ -36,6 +36,7 @@ class PortfolioConfig:
     memory_mb: int = 4096
     source: Path | None = None  # the original C file, for replay with a compiler
     replay_with_compiler: bool = True
+    minimal_certificate: bool = True  # report only the conjuncts that carry the proof (`minimize`)
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
     uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
     yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
@@ -186,7 +187,8 @@ class Portfolio:
         return None
 
     def _check_safe(self, result: EngineResult) -> Result | None:
-        checked, why = certificate_result(self.program, result, Budget.of(self.config.check_budget_s))
+        budget = Budget.of(self.config.check_budget_s)
+        checked, why = certificate_result(self.program, result, budget, self.config.minimal_certificate)
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None

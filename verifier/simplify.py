@@ -59,6 +59,33 @@ def readable(e: Expr) -> Expr:
     return _display(e)
 
 
+def readable_conjuncts(conjuncts: Sequence[Expr]) -> list[tuple[int, Expr]]:
+    """The readable forms of `conjuncts`, a pair `a <= b`, `a >= b` written once as `a == b`
+    (each with the index of the first conjunct it shows)."""
+    shown = [readable(c) for c in conjuncts]
+    out: list[tuple[int, Expr]] = []
+    used: set[int] = set()
+    for i, c in enumerate(shown):
+        if i in used:
+            continue
+        twin = next((j for j in range(i + 1, len(shown)) if j not in used and _opposite(c, shown[j])), None)
+        if twin is not None and isinstance(c, Binary):
+            used.add(twin)
+            c = Binary("==", c.left, c.right, c.type)
+        out.append((i, c))
+    return out
+
+
+def _opposite(a: Expr, b: Expr) -> bool:
+    """`a` is `x <= y` (or `x >= y`) and `b` the other bound on the same sides, or the mirror."""
+    bounds = ("<=", ">=")
+    if not (isinstance(a, Binary) and isinstance(b, Binary) and a.op in bounds and b.op in bounds):
+        return False
+    same_sides = (a.left, a.right) == (b.left, b.right)
+    mirrored = (a.left, a.right) == (b.right, b.left)
+    return (same_sides and a.op != b.op) or (mirrored and a.op == b.op)
+
+
 def _depth(e: Expr) -> int:
     """The nesting depth of `e`, a chain of one logical operator counting as one level."""
     deepest = 0

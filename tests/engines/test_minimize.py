@@ -1,0 +1,52 @@
+"""The minimal certificate: only the conjuncts that carry the proof, shown with pairs of bounds as
+equalities, and the full certificate whenever no smaller proof is established (issue 19)."""
+
+from __future__ import annotations
+
+from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num
+from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.engines.inductive import flatten, prove_with
+from quokka.verifier.ir import Binary, Expr, Program, Var
+from quokka.verifier.minimize import minimal_certificate
+from quokka.verifier.printer import format_expr
+from quokka.verifier.simplify import readable_conjuncts
+
+
+def _program() -> tuple[Program, str, Var, Var, Var]:
+    """n in [0, 50]; while (x < n) { x++; y += 2; } assert(y == 2 * n)."""
+    b = ProgramBuilder("min.c")
+    n, x, y = b.var("n"), b.var("x"), b.var("y")
+    b.havoc(n)
+    b.assume(and_(ge(n, num(0)), le(n, num(50))))
+    with b.loop() as loop:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.assign(y, add(y, num(2)))
+    b.check(eq(y, mul(num(2), n)))
+    return b.build(), loop, n, x, y
+
+
+def _all(*parts: Expr) -> Expr:
+    acc = parts[0]
+    for p in parts[1:]:
+        acc = Binary("&&", acc, p, acc.type)  # type: ignore[arg-type]
+    return acc
+
+
+def test_only_the_conjuncts_that_carry_the_proof_remain_and_bounds_become_equalities() -> None:
+    program, loop, n, x, y = _program()
+    full = _all(ge(x, num(0)), le(y, mul(num(2), x)), ge(n, num(0)), le(x, n), ge(y, num(0)),
+                ge(y, mul(num(2), x)), le(n, num(50)))
+    assert prove_with(program, {loop: full}, Budget.of(30)).status is Status.SAFE
+    small = minimal_certificate(program, {loop: full}, Budget.of(30))
+    kept = flatten("&&", small[loop])
+    assert sorted(map(format_expr, kept)) == ["x <= n", "y <= 2*x", "y >= 2*x"]
+    assert prove_with(program, small, Budget.of(30)).status is Status.SAFE
+    shown = [format_expr(e) for _, e in readable_conjuncts(kept)]
+    assert sorted(shown) == ["x <= n", "y == 2*x"]
+
+
+def test_without_time_the_full_certificate_is_kept() -> None:
+    program, loop, n, x, y = _program()
+    full = _all(le(x, n), ge(y, mul(num(2), x)), le(y, mul(num(2), x)))
+    assert minimal_certificate(program, {loop: full}, Budget.of(0)) == {loop: full}
