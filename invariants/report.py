@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.results import Counterexample, Result, Verdict
 from rich.console import Console
 from rich.table import Table
 
@@ -62,3 +62,29 @@ def _print_counterexample(result: Result, console: Console) -> None:
     for i, value in enumerate(cex.inputs, 1):
         table.add_row(str(i), str(value.line), value.origin, str(value.value))
     console.print(table)
+    if cex.loop_heads or cex.error_state:
+        console.print(_trace_table(cex))
+
+
+TRACE_ENDS = 6  # loop-head states shown at each end of a long trace
+
+
+def _trace_table(cex: Counterexample) -> Table:
+    """The loop-head states in order (the middle of a long run elided), then the failing state."""
+    table = Table(title="Trace", title_justify="left")
+    for column in ("where", "state"):
+        table.add_column(column)
+    heads = list(cex.loop_heads)
+    shown = heads if len(heads) <= 2 * TRACE_ENDS else [*heads[:TRACE_ENDS], None, *heads[-TRACE_ENDS:]]
+    for head in shown:
+        if head is None:
+            table.add_row("...", f"{len(heads) - 2 * TRACE_ENDS} loop-head states elided")
+            continue
+        loop, iteration, state = head
+        table.add_row(f"loop {loop}, iteration {iteration}", _state(state))
+    table.add_row(f"assertion, line {cex.error_line}", _state(cex.error_state))
+    return table
+
+
+def _state(state: tuple[tuple[str, int], ...]) -> str:
+    return ", ".join(f"{name} = {value}" for name, value in state) or "-"

@@ -192,15 +192,17 @@ def _c_name(program: Program, name: str) -> str:
 def _counterexample(
     program: Program, execution: Execution, confirmed: tuple[str, ...], notes: tuple[str, ...] = ()
 ) -> Counterexample:
-    names = {v.name: v.c_name for v in program.variables if v.kind != "temp"}  # C names only
+    names = {v.name: v.c_name for v in program.variables if v.kind in ("global", "local")}
     inputs = tuple(
         InputValue(h.origin, h.coord.line if h.coord else 0, value)
         for h, value in zip(execution.havocs, execution.inputs_used, strict=True)
     )
     error = execution.error
     where = (error.site or error.coord) if error else None
+    visible = {info.id: {ir: c for c, ir in info.scope} for info in program.loops}
     heads = tuple(
-        (h.loop_id, h.iteration, tuple(sorted((names[k], v) for k, v in h.values.items() if k in names)))
+        (h.loop_id, h.iteration, tuple(sorted((c, h.values[ir]) for ir, c in visible[h.loop_id].items()
+                                              if ir in h.values)))
         for h in execution.loop_heads[:200]
     )
     return Counterexample(
@@ -212,6 +214,7 @@ def _counterexample(
         confirmed_by=confirmed,
         uninitialised_reads=_read_names(program, execution),
         replay_notes=notes,
+        error_state=tuple(sorted((names[k], v) for k, v in execution.final.items() if k in names)),
     )
 
 

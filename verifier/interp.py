@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import semantics
@@ -101,6 +101,7 @@ class Execution:
     message: str
     havocs: tuple[Havoc, ...] = ()
     uninitialised_reads: tuple[UninitialisedRead, ...] = ()
+    final: Mapping[str, int] = field(default_factory=dict)  # integer variables when the run ended
 
 
 class _Stop(Exception):
@@ -736,11 +737,11 @@ class Runner:
     ) -> Execution:
         """Execute the program once. `record_path=False` leaves `path` empty (a little faster);
         `check_uninitialised` (which needs the path) fills `uninitialised_reads`."""
-        state = _RunState(self._compiled, inputs, max_loop_head_states)
+        compiled = self._compiled
+        state = _RunState(compiled, inputs, max_loop_head_states)
         trace: list[int] | None = [] if record_path else None
-        outcome, stmt, detail, pc, steps = _execute(
-            self._compiled, self._compiled.initial_env(state), max_steps, trace
-        )
+        env = compiled.initial_env(state)
+        outcome, stmt, detail, pc, steps = _execute(compiled, env, max_steps, trace)
         return Execution(
             outcome=outcome,
             error=stmt if isinstance(stmt, Assert) else None,
@@ -752,6 +753,7 @@ class Runner:
             message=self._message(outcome, stmt, detail, pc),
             havocs=tuple(state.havocs),
             uninitialised_reads=self._uninitialised(trace) if check_uninitialised else (),
+            final=dict(zip(compiled.int_names, compiled.int_values(env), strict=True)),
         )
 
     def _uninitialised(self, trace: Sequence[int] | None) -> tuple[UninitialisedRead, ...]:

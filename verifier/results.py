@@ -44,6 +44,7 @@ class Counterexample:
     # under the nondet reading: under strict such a path is no counterexample)
     uninitialised_reads: tuple[str, ...] = ()
     replay_notes: tuple[str, ...] = ()  # why a replay did not confirm it (e.g. gcc unavailable)
+    error_state: tuple[tuple[str, int], ...] = ()  # the C variables' values at the failing assertion
 
 
 @dataclass(frozen=True)
@@ -153,4 +154,5 @@ def _cex_from_json(data: dict[str, Any]) -> Counterexample:
         confirmed_by=tuple(data["confirmed_by"]),
         uninitialised_reads=tuple(data.get("uninitialised_reads", ())),
         replay_notes=tuple(data.get("replay_notes", ())),
+        error_state=tuple((name, value) for name, value in data.get("error_state", ())),
     )

@@ -25,3 +25,13 @@ def test_the_minimal_certificate_is_shown_by_default_and_the_whole_one_on_reques
     assert "s == 2*i" in minimal and "s <= 2*i" not in minimal
     assert {"s <= 2*i", "s >= 2*i"} <= set(whole)
     assert len(minimal) < len(whole)
+
+
+def test_a_counterexample_prints_its_trace_in_c_names() -> None:
+    command = [sys.executable, "-m", "quokka.verifier.cli", "verify", str(ROOT / "examples" / "sum_bug.c")]
+    out = subprocess.run([*command, "--timeout", "30"], capture_output=True, text=True, check=False).stdout
+    assert out.startswith("FALSE")
+    trace = out[out.index("Trace"):]
+    assert "loop L9, iteration 0" in trace and "loop-head states elided" in trace
+    assert "assertion, line 12" in trace and "sum = " in trace
+    assert "cond" not in trace and "nd." not in trace  # no parameters of __VERIFIER_assert, no temporaries
