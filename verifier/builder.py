@@ -12,7 +12,7 @@ program = b.build()
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from .errors import Coord
@@ -98,6 +98,14 @@ def ne(a: Expr, b: Expr) -> Binary:
 
 def and_(a: Expr, b: Expr) -> Binary:
     return binop("&&", a, b)
+
+
+def conjunction(parts: Sequence[Expr]) -> Expr:
+    """`parts[0] && parts[1] && ...` (at least one part)."""
+    out = parts[0]
+    for p in parts[1:]:
+        out = and_(out, p)
+    return out
 
 
 def or_(a: Expr, b: Expr) -> Binary:

@@ -14,7 +14,7 @@ constants contain "!" (C identifiers never do).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +55,10 @@ class State:
 
     guard: z3.BoolRef
     env: Mapping[str, z3.ExprRef]
+
+
+# Called before a statement or branch: its coordinate, the expressions it evaluates, the state there.
+Observer = Callable[[Coord | None, tuple[Expr, ...], "State"], None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,13 +165,14 @@ class _Segments:
     """The loop-free paths from one cutpoint: symbolic execution over the CFG up to the next
     loop heads and the error, in `cfg.order` (every edge that is not a back edge goes forward)."""
 
-    def __init__(self, cfg: Cfg, start: int, state: State) -> None:
+    def __init__(self, cfg: Cfg, start: int, state: State, observe: Observer | None = None) -> None:
         self.cfg = cfg
         self.types = cfg.program.var_types
         self.havocs: list[HavocSite] = []
         self.incoming: dict[int, list[State]] = {start: [state]}
         self.exits: dict[str, list[State]] = {}  # "head:L" / "error:i" -> states
         self.start = start
+        self.observe = observe
 
     def run(self) -> dict[str, list[State]]:
         order = self.cfg.order
@@ -179,11 +184,15 @@ class _Segments:
 
     def _block(self, block: BasicBlock, state: State) -> None:
         for s in block.stmts:
+            if self.observe is not None:
+                self.observe(s.coord, _operands(s), state)
             state = self._simple(s, state)
         end = block.end
         if isinstance(end, Jump):
             self._send(end.target, state)
         elif isinstance(end, Branch):
+            if self.observe is not None:
+                self.observe(end.coord, (end.cond,), state)
             cond = Translator(state.env).formula(end.cond)
             self._send(end.then, State(conj(state.guard, cond), state.env))
             self._send(end.orelse, State(conj(state.guard, z3.Not(cond)), state.env))
@@ -217,6 +226,12 @@ class _Segments:
         self.havocs.append(HavocSite(s, fresh, state.guard))
         guard = state.guard if isinstance(ty, ArrayType) else conj(state.guard, in_range(fresh, ty))
         return State(guard, {**state.env, s.target: fresh})
+
+
+def _operands(s: Simple) -> tuple[Expr, ...]:
+    if isinstance(s, Assign):
+        return (s.value,)
+    return () if isinstance(s, Havoc) else (s.cond,)
 
 
 def _key_head(loop_id: str) -> str:
@@ -267,14 +282,34 @@ def encode(program: Program) -> Encoding:
     cfg = build_cfg(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
     edges: list[Edge] = []
-    starts = [(ENTRY, cfg.entry, State(z3.BoolVal(True), _initial_env(program)))]
-    starts += [(loop.id, loop.head, State(z3.BoolVal(True), dict(pre))) for loop in cfg.loops.values()]
-    for name, block, state in starts:
-        segments = _Segments(cfg, block, state)
+    for name, segments in _all_segments(cfg, pre):
         exits = segments.run()
         edges.extend(_edges_of(name, exits, tuple(segments.havocs)))
     enc = Encoding(program, pre, tuple(edges), cfg.asserts)
     return Encoding(program, pre, enc.edges, cfg.asserts, live_variables(enc))
+
+
+Watch = Callable[[str, Mapping[str, z3.ExprRef]], Observer]
+
+
+def _all_segments(
+    cfg: Cfg, pre: Mapping[str, z3.ExprRef], watch: Watch | None = None
+) -> list[tuple[str, _Segments]]:
+    """The segments from each cutpoint (ENTRY, then every loop head), `watch(start, pre)` observing."""
+    starts = [(ENTRY, cfg.entry, State(z3.BoolVal(True), _initial_env(cfg.program)))]
+    starts += [(loop.id, loop.head, State(z3.BoolVal(True), dict(pre))) for loop in cfg.loops.values()]
+    return [(name, _Segments(cfg, block, state, watch(name, pre) if watch else None))
+            for name, block, state in starts]
+
+
+def explore(program: Program, watch: Watch) -> None:
+    """Execute every segment symbolically; before each statement and branch of a segment from
+    cutpoint `start`, call `watch(start, pre)(coord, operands, state)`, where `pre` are the
+    constants of the state at a loop head `start`."""
+    _check_names(program)
+    pre = {v.name: const(v.name, v.type) for v in program.variables}
+    for _, segments in _all_segments(build_cfg(program), pre, watch):
+        segments.run()
 
 
 # ----------------------------------------------------------------------------- liveness

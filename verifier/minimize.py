@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 import z3
 
+from .builder import conjunction
 from .encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from .engines.base import Budget
 from .engines.inductive import flatten, holds
-from .ir import INT, Binary, Expr, Program
+from .ir import Expr, Program
 
 Needed = dict[str, set[int]]  # loop -> indices of its needed conjuncts
 
@@ -31,7 +32,7 @@ def minimal_certificate(program: Program, invariants: Mapping[str, Expr], budget
     needed = _closure(enc, parts, budget)
     if needed is None:
         return dict(invariants)
-    return _joined({loop: [parts[loop][k] for k in sorted(ks)] for loop, ks in needed.items() if ks})
+    return {loop: conjunction([parts[loop][k] for k in sorted(ks)]) for loop, ks in needed.items() if ks}
 
 
 def _closure(enc: Encoding, parts: Mapping[str, list[Expr]], budget: Budget) -> Needed | None:
@@ -69,13 +70,3 @@ def _core(enc: Encoding, edge: Edge, goal: tuple[str, int] | None, parts: Mappin
     if solver.check(*tracked) != z3.unsat:
         return None
     return {tracked[lit] for lit in solver.unsat_core() if lit in tracked}
-
-
-def _joined(parts: Mapping[str, list[Expr]]) -> dict[str, Expr]:
-    out = {}
-    for loop, cs in parts.items():
-        acc = cs[0]
-        for c in cs[1:]:
-            acc = Binary("&&", acc, c, INT)
-        out[loop] = acc
-    return out

@@ -24,10 +24,12 @@ from pathlib import Path
 from .checks import certificate_result, confirm_counterexample
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Program
+from .overflow import unproven_overflows
 from .results import CandidateReport, EngineRun, Result, Verdict
 
 Strategy = Callable[[Program, Budget], EngineResult]
 YIELD_NICE = 5
+OVERFLOW_CHECK_S = 0.5  # seconds for ruling out overflow sites under a checked certificate
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,9 @@ class Portfolio:
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
-        return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine)
+        sites = unproven_overflows(self.program, result.invariants, Budget.of(OVERFLOW_CHECK_S))
+        return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine,
+                            overflow_sites=tuple(map(str, sites)))
 
     def _check_unsafe(self, result: EngineResult) -> Result | None:
         cex, why = confirm_counterexample(
@@ -211,14 +215,13 @@ class Portfolio:
         return time.monotonic() - self.started
 
     def _result(self, verdict: Verdict, reason: str, **fields: object) -> Result:
-        sites = tuple(str(c) for c in self.program.overflow_sites)
+        fields.setdefault("overflow_sites", tuple(str(c) for c in self.program.overflow_sites))
         return Result(
             verdict=verdict,
             reason=reason,
             file=self.program.file,
             time_s=self._elapsed(),
             engines=tuple(self.runs),
-            overflow_sites=sites,
             candidates=self.candidates,
             **fields,  # type: ignore[arg-type]
         )

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from ..builder import conjunction
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars
 from . import inductive
@@ -236,7 +237,7 @@ class _Houdini:
         for loop, kept in self.kept.items():
             parts = [c for c in kept if c not in self.facts]
             if parts:
-                out[loop] = _conjoin(parts)
+                out[loop] = conjunction(parts)
         return out
 
 
@@ -248,13 +249,6 @@ def degree(e: Expr) -> int:
     if isinstance(e, Var):
         return 1
     return max((degree(c) for c in children(e)), default=0)
-
-
-def _conjoin(parts: Sequence[Expr]) -> Expr:
-    out = parts[0]
-    for p in parts[1:]:
-        out = Binary("&&", out, p, IntType("int", 32, True))
-    return out
 
 
 def _state_sets_alone(
