@@ -296,17 +296,17 @@ def test_limits_and_sizes_follow_the_data_model() -> None:
 
 
 UNSUPPORTED = {  # name: (program, the feature the message names)
-    "pointer": ("int main() { int x = 0; int *p = 0; return 0; }", "pointer"),
+    "pointer": ("int main() { int x = 0; int *p = 0; return *p; }", "pointer"),
     "address-of": ("int main() { int x = 0; long y = (long)&x; return 0; }", "address-of"),
     "struct": ("struct s { int a; }; int main() { struct s v; v.a = 1; return 0; }", "struct"),
-    "float": ("int main() { double d = 1.0; return 0; }", "floating point"),
+    "float": ("int main() { double d = 1.0; return d > 0; }", "floating point"),
     "float constant": ("int main() { int d = 1.5; return 0; }", "floating point"),
     "recursion": ("int f(int n) { return n ? f(n - 1) : 0; } int main() { return f(3); }", "recursion"),
     "computed goto": ("int main() { void *p = 0;\n  goto *p; return 0; }", "computed goto"),
     "function pointer": ("int f(void) { return 1; } int main() { int (*g)(void) = f; return 0; }", "pointer"),
     "string": ('int main() { char c = "abc"[0]; return c; }', "string literal"),
     "extern function": ("int ext(int); int main() { return ext(1); }", "function without a body"),
-    "2-d array": ("int main() { int a[2][2]; return 0; }", "multi-dimensional array"),
+    "2-d array": ("int main() { int a[2][2]; a[0][0] = 1; return 0; }", "multi-dimensional array"),
     "heap": ("#include <stdlib.h>\nint main() { malloc(4); return 0; }", "pointer"),
 }
 
@@ -334,7 +334,7 @@ int main() { int x = 1; return x; }"""
 
 def test_variable_length_array_is_unsupported() -> None:
     with pytest.raises((UnsupportedFeature, FrontendError)):
-        lower_source("int main() { int n = 3; int a[n]; return 0; }")
+        lower_source("int main() { int n = 3; int a[n]; a[0] = 1; return 0; }")
 
 
 # ----------------------------------------------------------------------------- bad input

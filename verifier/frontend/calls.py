@@ -34,6 +34,8 @@ C_ASSERT_FUNCTIONS = frozenset({"assert", "__quokka_assert"})  # C's assert() (Q
 ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", *C_ASSERT_FUNCTIONS})
 EXIT_FUNCTIONS = frozenset({"abort", "exit", "_Exit", "_exit"})
 NOOP_FUNCTIONS = frozenset({"__VERIFIER_atomic_begin", "__VERIFIER_atomic_end"})
+# Output only: their arguments are evaluated for their effects, the text is not modelled.
+OUTPUT_FUNCTIONS = frozenset({"printf", "puts", "putchar", "fflush"})
 ABS_FUNCTIONS = {"abs": "int", "labs": "long", "llabs": "long long"}
 NONDET_PREFIX = "__VERIFIER_nondet_"
 NONDET_TYPES = {
@@ -165,6 +167,9 @@ class CallLowerer(ExprLowerer):
             return None
         if name in NOOP_FUNCTIONS:
             return None
+        if name in OUTPUT_FUNCTIONS and not want:
+            self.output(args, out)
+            return None
         if name in ABS_FUNCTIONS:
             self._arity(node, name, args, 1)
             return self.absolute(name, node, args, out)
@@ -172,6 +177,12 @@ class CallLowerer(ExprLowerer):
             self.signature_of(name, node)
             raise UnsupportedFeature(coord, "call to a function without a body", name)
         raise UnsupportedFeature(coord, "call to an undeclared function", name)
+
+    def output(self, args: list[Any], out: list[Stmt]) -> None:
+        """An output call whose result is unused: what its arguments compute, without the text."""
+        for arg in args:
+            if not isinstance(arg, (c_ast.Constant, c_ast.ID)):  # a string, or a read of a variable
+                self.effect(arg, out)
 
     def _arity(self, node: Any, name: str, args: list[Any], n: int) -> None:
         if len(args) != n:

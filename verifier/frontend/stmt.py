@@ -36,7 +36,7 @@ from ..ir import (
 from .calls import CallLowerer
 from .ctype import VOID, CType, Signature
 from .gotos import GotoContext, GotoPlan, plan_gotos
-from .state import LowerState, TypedefBinding, VarBinding
+from .state import LowerState, PoisonBinding, TypedefBinding, VarBinding
 from .switch import lower_switch
 
 MAX_STATEMENTS = 300_000
@@ -77,6 +77,13 @@ def _jumps_out(node: Any) -> bool:
         elif isinstance(n, c_ast.Switch):
             stack.extend(c for _, c in n.stmt.children() if not isinstance(c, c_ast.Break))
     return False
+
+
+def _inert(init: Any) -> bool:
+    """Whether an initialiser has no effect to keep: none, a constant, or a cast of one (`NULL`)."""
+    while isinstance(init, c_ast.Cast):
+        init = init.expr
+    return init is None or isinstance(init, c_ast.Constant)
 
 
 class StmtLowerer(CallLowerer):
@@ -217,7 +224,13 @@ class StmtLowerer(CallLowerer):
         if "extern" in storage:
             self._extern_local(node)
             return
-        ty = self.complete(self.types.resolve(node.type), node.init, node)
+        try:
+            ty = self.complete(self.types.resolve(node.type), node.init, node)
+        except UnsupportedFeature as exc:
+            if not _inert(node.init):
+                raise
+            self.st.scopes.define(node.name, PoisonBinding(exc))  # unsupported only if it is used
+            return
         if "static" in storage:
             self._static_local(node, ty)
             return
