@@ -35,8 +35,10 @@ def parse_user_invariants(program: Program, invariants: Sequence[tuple[int, str]
     return out
 
 
-def user_claims(program: Program, source: str | None, invariants: Sequence[tuple[int, str]]) -> list[Claim]:
-    """The claims to check: the ACSL loop invariants in `source` that parse, then `--invariant`s."""
+def user_claims(program: Program, source: str | None, invariants: Sequence[tuple[int, str]],
+                witness: Sequence[tuple[int, str]] = ()) -> list[Claim]:
+    """The claims to check: the ACSL loop invariants in `source` that parse, the `--invariant`s,
+    then the loop invariants of a correctness witness (raises `InputError` on a bad one)."""
     out = []
     for line, text in find_acsl_invariants(source or ""):
         info = _loop_below(program, line)
@@ -45,10 +47,13 @@ def user_claims(program: Program, source: str | None, invariants: Sequence[tuple
                 out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line))
             except InputError:
                 continue  # reported as a rejected candidate by the annotation proposer
-    for line, text in invariants:
-        info = loop_at_line(program, line)
-        if info is not None:
-            out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line, 0, "option"))
+    for source_name, given in (("option", invariants), ("witness", witness)):
+        for line, text in given:
+            info = loop_at_line(program, line)
+            if info is None:
+                raise InputError(None, f"{source_name} invariant {line}:{text}: no loop on line {line} "
+                                       f"({_loop_lines(program)})")
+            out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line, 0, source_name))
     return out
 
 

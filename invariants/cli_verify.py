@@ -73,6 +73,10 @@ def register(subparsers: Any) -> None:
         "--no-compiler-replay", action="store_true", help="confirm counterexamples in the interpreter only"
     )
     parser.add_argument(
+        "--witness-in", type=Path, metavar="FILE",
+        help="check the loop invariants of this correctness witness (2.0): each valid, refuted or unknown",
+    )
+    parser.add_argument(
         "--all-invariants", action="store_true",
         help="show every proven invariant of the certificate, not only those that carry the proof",
     )
@@ -116,6 +120,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         dump_dir=args.dump_dir,
         replay_with_compiler=False if args.no_compiler_replay else None,
         all_invariants=True if args.all_invariants else None,
+        witness_in=args.witness_in,
     )
 
 

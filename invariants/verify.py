@@ -11,7 +11,7 @@ from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.definedness import STRICT
 from quokka.verifier.dump import dump_json, dump_program
 from quokka.verifier.engines.base import Budget
-from quokka.verifier.errors import UnsupportedFeature
+from quokka.verifier.errors import InputError, UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
@@ -19,6 +19,7 @@ from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.task import read_task
+from quokka.verifier.witnesses import WitnessError, witness_invariants
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .protocol import Proposer
@@ -122,7 +123,9 @@ def verify_path(path: Path, options: Options) -> Result:
         return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
-    claims = user_claims(program, _read_text(target.c_file), options.invariants)
+    witness = _witness(options, target)
+    claims = user_claims(program, _read_text(target.c_file), options.invariants, witness)
+    options = options.with_(invariants=(*options.invariants, *witness)) if witness else options
     deadline = started + options.timeout_s
     budget = options.timeout_s - (time.monotonic() - started) - (_claims_reserve(options) if claims else 0.0)
     result = verify_program(program, options.with_(data_model=target.data_model, timeout_s=max(budget, 0.1)),
@@ -132,6 +135,18 @@ def verify_path(path: Path, options: Options) -> Result:
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result
+
+
+def _witness(options: Options, target: Target) -> list[tuple[int, str]]:
+    """The loop invariants of `--witness-in` as (line, C expression); a witness of another file,
+    or one that cannot be read, is bad input."""
+    if options.witness_in is None:
+        return []
+    try:
+        found = witness_invariants(options.witness_in, target.c_file)
+    except WitnessError as exc:
+        raise InputError(None, str(exc)) from None
+    return [(inv.line, inv.expr) for inv in found]
 
 
 def _claims_reserve(options: Options) -> float:

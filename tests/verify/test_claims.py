@@ -112,3 +112,17 @@ def test_the_editor_shows_a_refuted_annotation_on_its_line(tmp_path: Path) -> No
     assert len(refuted) == 1 and refuted[0].range.start.line == 7  # 0-based: the annotation's line 8
     assert "s == 3*i" in refuted[0].message and "at the loop head with" in refuted[0].message
     assert [d.code for d in claim_diags if d is not refuted[0]] == ["quokka.claim.valid"]
+
+
+def test_a_correctness_witness_is_checked_invariant_by_invariant(tmp_path: Path) -> None:
+    from quokka.verifier.cli import main
+
+    program = Path(__file__).resolve().parents[2] / "examples" / "linear.c"
+    witness = tmp_path / "w.yml"
+    assert main(["verify", str(program), "--timeout", "30", "--witness", str(witness)]) == 0
+    result = verify_path(program, Options(timeout_s=30, witness_in=witness))
+    assert result.claims and {(c.source, c.status) for c in result.claims} == {("witness", "valid")}
+    wrong = tmp_path / "wrong.yml"
+    wrong.write_text(witness.read_text(encoding="utf-8").replace("s == 2*i", "s == 3*i"), encoding="utf-8")
+    checked = verify_path(program, Options(timeout_s=30, witness_in=wrong))
+    assert {c.expr: c.status for c in checked.claims}["s == 3*i"] == "refuted"
