@@ -77,6 +77,10 @@ def register(subparsers: Any) -> None:
         help="check the loop invariants of this correctness witness (2.0): each valid, refuted or unknown",
     )
     parser.add_argument(
+        "--double-check", action="store_true",
+        help="re-check a TRUE certificate with a second solver (cvc5) over an independent encoding",
+    )
+    parser.add_argument(
         "--all-invariants", action="store_true",
         help="show every proven invariant of the certificate, not only those that carry the proof",
     )
@@ -121,6 +125,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         replay_with_compiler=False if args.no_compiler_replay else None,
         all_invariants=True if args.all_invariants else None,
         witness_in=args.witness_in,
+        double_check=True if args.double_check else None,
     )
 
 

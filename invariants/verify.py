@@ -100,6 +100,7 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
         source=source_path,
         replay_with_compiler=options.replay_with_compiler,
         minimal_certificate=not options.all_invariants,
+        double_check=options.double_check,
         uncapped=frozenset({"quokka"}) if any(p.name == "llm" for p in proposers) else frozenset(),
         # testing's finds come within seconds; it should not slow the provers down meanwhile
         yielding=frozenset({"testing"}),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .checks import certificate_result, confirm_counterexample
+from .doublecheck import REFUTED, double_check
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Program
 from .overflow import unproven_overflows
@@ -29,6 +30,7 @@ from .results import CandidateReport, EngineRun, Result, Verdict
 
 Strategy = Callable[[Program, Budget], EngineResult]
 YIELD_NICE = 5
+DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
 OVERFLOW_CHECK_S = 0.5  # seconds for ruling out overflow sites under a checked certificate
 
 
@@ -39,6 +41,7 @@ class PortfolioConfig:
     source: Path | None = None  # the original C file, for replay with a compiler
     replay_with_compiler: bool = True
     minimal_certificate: bool = True  # report only the conjuncts that carry the proof (`minimize`)
+    double_check: bool = False  # a certificate must also pass cvc5's independent check (`doublecheck`)
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
     uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
     yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
@@ -194,9 +197,20 @@ class Portfolio:
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
+        extra = self._double_checked(result) if self.config.double_check else {}
+        if extra is None:
+            return None
         sites = unproven_overflows(self.program, result.invariants, Budget.of(OVERFLOW_CHECK_S))
         return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine,
-                            overflow_sites=tuple(map(str, sites)))
+                            overflow_sites=tuple(map(str, sites)), extra=extra)
+
+    def _double_checked(self, result: EngineResult) -> dict[str, object] | None:
+        """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
+        second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
+        if second.status == REFUTED:
+            self.runs.append(EngineRun("double-check", "rejected", 0.0, f"{result.engine}: {second.reason}"))
+            return None
+        return {"double_check": f"{second.status}: {second.reason}"}
 
     def _check_unsafe(self, result: EngineResult) -> Result | None:
         cex, why = confirm_counterexample(

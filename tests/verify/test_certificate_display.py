@@ -35,3 +35,10 @@ def test_a_counterexample_prints_its_trace_in_c_names() -> None:
     assert "loop L9, iteration 0" in trace and "loop-head states elided" in trace
     assert "assertion, line 12" in trace and "sum = " in trace
     assert "cond" not in trace and "nd." not in trace  # no parameters of __VERIFIER_assert, no temporaries
+
+
+def test_double_check_confirms_a_certificate_with_cvc5() -> None:
+    command = [sys.executable, "-m", "quokka.verifier.cli", "verify", str(ROOT / "examples" / "linear.c")]
+    out = subprocess.run([*command, "--json", "--double-check"], capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout)
+    assert data["verdict"] == "true" and data["extra"]["double_check"].startswith("confirmed: cvc5")
