@@ -51,8 +51,9 @@ def user_claims(program: Program, source: str | None, invariants: Sequence[tuple
         for line, text in given:
             info = loop_at_line(program, line)
             if info is None:
-                raise InputError(None, f"{source_name} invariant {line}:{text}: no loop on line {line} "
-                                       f"({_loop_lines(program)})")
+                what = "--invariant" if source_name == "option" else "witness invariant"
+                where = _loop_lines(program)
+                raise InputError(None, f"{what} {line}:{text}: no loop on line {line} ({where})")
             out.append(Claim(info.id, parse_invariant(text, program, info.id), text, line, 0, source_name))
     return out
 

@@ -22,6 +22,7 @@ from quokka.verifier.builder import (
     or_,
     sub,
 )
+from quokka.verifier.cfg import build_cfg
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.errors import Coord
@@ -35,9 +36,12 @@ from quokka.verifier.ir import (
     Binary,
     Break,
     Continue,
+    Expr,
+    Goto,
     Havoc,
     If,
     IntType,
+    Label,
     Loop,
     LoopInfo,
     Program,
@@ -46,6 +50,7 @@ from quokka.verifier.ir import (
     Select,
     Store,
     Unary,
+    Var,
     walk_stmts,
 )
 
@@ -542,6 +547,73 @@ def test_nondet_array_elements_replay() -> None:
     b.check(ne(Select(a, k, INT), num(42)))
     result = unsafe(b.build())
     assert result.inputs is not None and 42 in result.inputs
+
+
+# ----------------------------------------------------------------------------- goto
+
+
+def goto_counter(limit: Expr | None) -> Program:
+    """x = 0; n = nondet(); [assume(0 <= n <= limit);]
+    top: if (x >= n) goto done; x++; assert(x != 4); goto top; done: ;"""
+    b = ProgramBuilder("goto.c")
+    x, n = b.var("x"), b.var("n")
+    b.assign(x, num(0))
+    b.havoc(n)
+    if limit is not None:
+        b.assume(and_(ge(n, num(0)), le(n, limit)))
+    b.emit(Label("top", Coord("goto.c", 3), "L1"))
+    b.emit(If(ge(x, n), (Goto("done"),), ()))
+    b.assign(x, add(x, num(1)))
+    b.check(ne(x, num(4)))
+    b.emit(Goto("top"))
+    b.emit(Label("done"))
+    program = b.build()
+    return replace(program, loops=(*program.loops, LoopInfo("L1", Coord("goto.c", 3), 3, ())))
+
+
+def test_goto_loop_bug_after_a_few_iterations() -> None:
+    result = unsafe(goto_counter(None))
+    assert result.inputs is not None and result.inputs[0] >= 4
+    assert int(result.stats["bound"]) >= 4  # type: ignore[call-overload]
+    shallow = _bmc(goto_counter(None), max_bound=3)
+    assert shallow.status is Status.UNKNOWN and shallow.stats["complete"] is False
+
+
+def test_goto_loop_without_bug_is_complete() -> None:
+    assert complete(goto_counter(num(3))).stats["bound"] == 4
+
+
+def goto_outer_head(check: Expr) -> Program:
+    """k = total = 0; outer: if (k >= 3) goto done; k++; i = 0; n = nondet(); assume(0 <= n <= 5);
+    while (1) { if (i >= n) goto outer; i++; total++; }  done: assert(check);
+
+    The inner loop is left straight to the outer loop's head (a back edge of the goto loop)."""
+    b = ProgramBuilder("outer.c")
+    k, i, n, total = b.var("k"), b.var("i"), b.var("n"), b.var("total")
+    b.assign(k, num(0))
+    b.assign(total, num(0))
+    b.emit(Label("outer", Coord("outer.c", 3), "O"))
+    b.emit(If(ge(k, num(3)), (Goto("done"),), ()))
+    b.assign(k, add(k, num(1)))
+    b.assign(i, num(0))
+    b.havoc(n)
+    b.assume(and_(ge(n, num(0)), le(n, num(5))))
+    leave = If(ge(i, n), (Goto("outer"),), ())
+    b.emit(Loop("I", (leave, b_assign(i, add(i, num(1))), b_assign(total, add(total, num(1))))))
+    b.emit(Label("done"))
+    b.check(check)
+    program = b.build()
+    return replace(program, loops=(*program.loops, LoopInfo("O", Coord("outer.c", 3), 3, ())))
+
+
+def test_goto_from_an_inner_loop_to_the_outer_head() -> None:
+    total = Var("total", INT)
+    result = unsafe(goto_outer_head(ne(total, num(14))))
+    assert result.inputs is not None and len(result.inputs) == 3 and sum(result.inputs) == 14
+    program = with_loops(goto_outer_head(le(total, num(15))))
+    cfg = build_cfg(program)
+    assert any(cfg.loop_of(src) == "I" for src, dst in cfg.back_edges if dst == cfg.head("O"))
+    complete(program)
 
 
 # ----------------------------------------------------------------------------- budget and size

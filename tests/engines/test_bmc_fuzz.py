@@ -26,10 +26,12 @@ from quokka.verifier.ir import (
     Break,
     Continue,
     Expr,
+    Goto,
     Havoc,
     If,
     IntType,
     Ite,
+    Label,
     Loop,
     LoopInfo,
     Program,
@@ -121,7 +123,7 @@ class _Gen:
         if r < 0.77 and depth < 2:
             return self.loop(depth)
         if r < 0.82 and depth < 2:
-            return [Scope("f", self.block(depth + 1, False), self.coord())]
+            return [self.scope(depth)]
         if r < 0.85:
             return [Assume(self.weak_cond(), self.coord())]
         if r < 0.92 and in_loop:
@@ -130,6 +132,9 @@ class _Gen:
         if r < 0.95:
             return [If(self.cond(), (Return(self.coord()),), (), self.coord())]
         return [self.assign()]
+
+    def scope(self, depth: int) -> Scope:
+        return Scope("f", self.block(depth + 1, False), self.coord())
 
     def assign(self) -> Assign:
         target = self.rng.choice(self.vars)
@@ -160,6 +165,56 @@ class _Gen:
         return [Assign(counter.name, num(0), self.coord()), Loop(f"L{k}", body, (), coord)]
 
 
+class _GotoGen(_Gen):
+    """Also loops made of a label and a backward goto, and gotos to the head or past the end of
+    an enclosing goto loop (from inside nested loops too: exits of several levels at once, and
+    straight to an outer loop's head)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.targets: list[tuple[str, str]] = []  # (head, end) labels of the enclosing goto loops
+
+    def stmt(self, depth: int, in_loop: bool) -> list[Stmt]:
+        r = self.rng.random()
+        if r < 0.1 and self.targets:
+            label = self.rng.choice(self.rng.choice(self.targets))
+            # without a coordinate the goto's block is skipped: an inner loop's branch jumps
+            # straight to the outer loop's head or end
+            coord = self.coord() if self.rng.random() < 0.5 else None
+            return [If(self.cond(), (Goto(label, coord),), (), self.coord())]
+        if r < 0.18 and depth < 2:
+            return self.goto_loop(depth, in_loop)
+        return super().stmt(depth, in_loop)
+
+    def scope(self, depth: int) -> Scope:
+        outer, self.targets = self.targets, []  # labels are local to a function
+        try:
+            return super().scope(depth)
+        finally:
+            self.targets = outer
+
+    def goto_loop(self, depth: int, in_loop: bool) -> list[Stmt]:
+        k = len(self.loops)
+        counter = Var(f"c{k}", INT)
+        self.decls.append(VarDecl(counter.name, INT, "local", counter.name))
+        coord = self.coord()
+        self.loops.append(LoopInfo(f"G{k}", coord, coord.line, ()))
+        limit = self.rng.choice([num(self.rng.randint(0, 5)), self.rng.choice(self.vars[:3])])
+        head, end = f"head{k}", f"end{k}"
+        self.targets.append((head, end))
+        body = self.block(depth + 1, in_loop)
+        self.targets.pop()
+        return [
+            Assign(counter.name, num(0), self.coord()),
+            Label(head, coord, f"G{k}"),
+            If(Binary(">=", counter, limit, INT), (Goto(end, self.coord()),), (), self.coord()),
+            Assign(counter.name, Binary("+", counter, num(1), INT), self.coord()),
+            *body,
+            Goto(head, self.coord()),
+            Label(end, self.coord()),
+        ]
+
+
 def _random_inputs(rng: random.Random) -> list[int]:
     return [rng.randint(-4, 5) for _ in range(200)]
 
@@ -168,10 +223,11 @@ def _max_iterations(heads: tuple[object, ...]) -> int:
     return max((h.iteration for h in heads), default=0)  # type: ignore[attr-defined]
 
 
-def check_one(seed: int, runs: int = 150, solving: str = "incremental") -> str:
-    program = _Gen(seed).program()
+def check_one(seed: int, runs: int = 150, solving: str = "incremental", gen: type[_Gen] = _Gen) -> str:
+    program = gen(seed).program()
     result = bmc.check(program, Budget.of(20), max_bound=MAX_BOUND, solving=solving)
     assert result.stats.get("replay") != "failed", (seed, result.reason)
+    assert "cannot unroll" not in result.reason, (seed, result.reason)
     rng = random.Random(seed)
     witness = None
     for _ in range(runs):
@@ -197,6 +253,13 @@ def test_random_programs_agree_with_the_interpreter(chunk: int) -> None:
 
 def test_random_programs_agree_in_probing_mode() -> None:
     outcomes = [check_one(seed, solving="fresh") for seed in range(200, 230)]
+    assert outcomes.count("unsafe") >= 1
+    assert outcomes.count("complete") >= 10
+
+
+def test_random_goto_programs_agree_with_the_interpreter() -> None:
+    outcomes = [check_one(seed, gen=_GotoGen) for seed in range(20)]
+    outcomes += [check_one(seed, solving="fresh", gen=_GotoGen) for seed in range(20, 30)]
     assert outcomes.count("unsafe") >= 1
     assert outcomes.count("complete") >= 10
 

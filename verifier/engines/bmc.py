@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import z3
 
+from ..cfg import build_cfg
+from ..errors import UnsupportedFeature
 from ..interp import Execution, run
 from ..ir import ArrayType, Assert, Havoc, IntType, Program, VarDecl
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -29,6 +31,7 @@ from .bmc_unroll import (
     OutOfTime,
     Settings,
     Unroller,
+    UnsupportedShape,
 )
 
 ENGINE = "bmc"
@@ -56,7 +59,10 @@ def check(
     rejects); `max_assertions` caps the size of the formula.
     """
     watch = Stopwatch()
-    session = _Session(program, budget, Settings(no_overflow, max_assertions, solving))
+    try:
+        session = _Session(program, budget, Settings(no_overflow, max_assertions, solving))
+    except (UnsupportedFeature, UnsupportedShape) as exc:
+        return unknown(ENGINE, f"cannot unroll: {exc}", watch.elapsed(), {"bound": 0, "complete": False})
     try:
         return session.run(max(1, start_bound), max_bound, watch)
     except FormulaTooLarge as exc:
@@ -95,10 +101,11 @@ class _Session:
         self.program = program
         self.budget = budget
         self.settings = settings
+        self.cfg = build_cfg(program)
         self.fm = Formula(settings, _ticker(budget))
         self.backend: _Backend = _Incremental(self.fm)
         self.probing = False
-        self.unroller = Unroller(program, self.fm)
+        self.unroller = Unroller(program, self.fm, cfg=self.cfg)
         self.bound = 0
         self.checks = 0
         self.gave_up = ""
@@ -148,7 +155,7 @@ class _Session:
         """A one-shot unrolling to the current bound, for a fresh solver."""
         self.probing = True
         self.fm = Formula(self.settings, self.fm.tick)
-        self.unroller = Unroller(self.program, self.fm, incremental=False)
+        self.unroller = Unroller(self.program, self.fm, incremental=False, cfg=self.cfg)
         self.unroller.build(self.bound)
         self.backend = _Fresh(self.fm)
         self._any_error = None

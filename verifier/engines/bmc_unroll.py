@@ -1,56 +1,57 @@
-"""Incremental unrolling of the structured IR into one Z3 formula, for bounded model checking.
+"""Incremental unrolling of the control-flow graph (`cfg`) into one Z3 formula, for BMC.
 
-Every `Loop` instance is unrolled `bound` times; what would run the next iteration is its
+A *region* (the top level, or one iteration of a loop instance) runs its blocks in `Cfg.order`;
+the head of an inner loop starts a *loop instance* (a new one per iteration of each enclosing
+loop), whose iterations are regions of the loop's blocks. An edge delivers its state to the
+*sink* of its target: in the region itself, the next iteration's head for a back edge, or the
+enclosing region (further up when the target lies outside it too) for an edge leaving a loop.
+`return`, `break` and `goto` are such edges; a label a `goto` jumps back to heads a loop.
+
+Every loop instance is unrolled `bound` times; what would run the next iteration is its
 *frontier* (cut: not followed). Raising the bound extends every live frontier by more
 iterations and only ever *adds* facts, so one incremental solver can serve every bound.
 
-Join points that later iterations may still reach (the exit of a loop that is not fully
-unrolled, the end of a function whose loops may `return`) are *open junctions*: a guard
-literal `g` and fresh constants `x` with `g -> (c_1 | ... | c_n | open)` and `c_i -> x == x_i`.
-Each extension chains `open -> (new contributions | open')`; a check assumes the newest
-`open` literals false, i.e. paths needing more iterations are cut. Every other join is an
-exact if-then-else merge. Guards are sound in both directions along the path a model takes:
-a guard that is true in a model is reached by the one execution the Havoc values determine.
+Sinks that live (not fully unrolled) instances may still reach (the exit of a loop, the end of
+a function whose loops may `return`, the next head of a loop an inner loop jumps straight back
+to) are *open junctions*: a guard literal `g` and fresh
+constants `x` with `g -> (c_1 | ... | c_n | open)` and `c_i -> x == x_i`. Each extension chains
+`open -> (new contributions | open')`; a check assumes the newest `open` literals false, i.e.
+paths needing more iterations are cut. Every other join is an exact if-then-else merge. Guards
+are sound in both directions along the path a model takes: a guard that is true in a model is
+reached by the one execution the Havoc values determine.
 
 Paths on which C's behaviour is undefined (division by zero, bad shift count, out-of-bounds
 array index, signed overflow) are blocked, so a model is an execution the interpreter replays.
+Havoc and error sites carry keys that order them as an execution meets them: (position in
+`Cfg.order`, statement) in a region, below (head position, iteration) for each loop instance.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import z3
 
+from ..cfg import Branch, Cfg, CfgLoop, Jump, Simple, Terminator, build_cfg
 from ..ir import (
     ArrayType,
     Assert,
     Assign,
     Assume,
     Binary,
-    Block,
-    Break,
     Const,
-    Continue,
     Expr,
     Havoc,
-    If,
     IntType,
     Ite,
-    Loop,
     Program,
-    Return,
-    Scope,
     Select,
-    Stmt,
     Store,
     Type,
     Unary,
     Var,
     children,
-    stmt_children,
-    walk_stmts,
 )
 from ..smt import Translator, in_range, sort_of
 
@@ -162,13 +163,13 @@ def _is_atom(t: z3.ExprRef) -> bool:
 
 
 class Junction:
-    """An open join point (see the module docstring)."""
+    """An open join point (see the module docstring); `base` gives the names not in `names`."""
 
-    def __init__(self, fm: Formula, entry: SymState, names: Sequence[str], types: Mapping[str, Type]) -> None:
+    def __init__(self, fm: Formula, base: Env, names: Sequence[str], types: Mapping[str, Type]) -> None:
         self.fm = fm
         self.names = tuple(names)
         self.guard: z3.BoolRef = fm.fresh("j")
-        self.env: Env = dict(entry.env)
+        self.env: Env = dict(base)
         for n in self.names:
             self.env[n] = fm.fresh(n, types[n])
         self.open: z3.BoolRef | None = fm.fresh("open")
@@ -197,10 +198,13 @@ class Junction:
 
 
 class Sink:
-    """Where states leave to: a loop's exit or a scope's end. Exact merge, or an open junction."""
+    """The states that reach one block (or a loop's next head): exact merge, or an open junction.
 
-    def __init__(self) -> None:
-        self.states: list[SymState] = []
+    `sources`: the loop instances that may deliver here from iterations not yet unrolled.
+    """
+
+    def __init__(self, *states: SymState) -> None:
+        self.states: list[SymState] = list(states)
         self.junction: Junction | None = None
         self.sources: list[LoopInstance] = []
         self.closed = False
@@ -213,39 +217,62 @@ class Sink:
             self.states.append(state)
 
     def live(self) -> bool:
-        return any(src.head is not None for src in self.sources)
+        self.sources = [src for src in self.sources if src.head is not None]
+        return bool(self.sources)
 
 
-@dataclass
-class LoopFrame:
-    """Targets of `break` and `continue` inside one iteration."""
-
-    exit: Sink
-    continues: list[SymState] = field(default_factory=list)
+# ----------------------------------------------------------------------------- regions
 
 
-@dataclass(frozen=True)
-class Ctx:
-    key: Key
-    returns: Sink
-    loop: LoopFrame | None = None
+class Region:
+    """The top level, or one iteration of a loop instance: where its edges deliver states."""
 
-    def at(self, *more: int) -> Ctx:
-        return replace(self, key=self.key + more)
+    def __init__(self, unroller: Unroller, key: Key, instance: LoopInstance | None = None) -> None:
+        self.unroller = unroller
+        self.key = key
+        self.instance = instance
+        self.loop = instance.loop if instance is not None else None
+        self.sinks: dict[int, Sink] = {}
+        self.next = Sink()
+
+    def sink(self, target: int) -> Sink:
+        """The sink an edge from a block of this region to `target` delivers to."""
+        loop = self.loop
+        if loop is not None and target == loop.head:
+            return self.next
+        if loop is not None and target not in loop.blocks:
+            assert self.instance is not None
+            return self.instance.region.sink(target)
+        skip = self.unroller.forwards.get(target)
+        if skip is not None:
+            return self.sink(skip)
+        if target not in self.sinks:
+            self.sinks[target] = Sink()
+        return self.sinks[target]
+
+    def run(self, blocks: Sequence[int]) -> None:
+        """Run `blocks` (in order), each from the join of the states delivered to it so far."""
+        ex = self.unroller
+        for b in blocks:
+            sink = self.sinks.get(b)
+            state = None if sink is None else ex.close(sink)
+            if state is not None:
+                ex.block(b, state, self)
 
 
 class LoopInstance:
-    """One dynamic instance of a `Loop` (a new one per iteration of each enclosing loop)."""
+    """One dynamic instance of a loop (a new one per iteration of each enclosing loop)."""
 
-    def __init__(self, unroller: Unroller, loop: Loop, entry: SymState, ctx: Ctx) -> None:
+    def __init__(self, unroller: Unroller, loop: CfgLoop, entry: SymState, region: Region, key: Key) -> None:
         self.unroller = unroller
         self.loop = loop
         self.entry = entry
-        self.ctx = ctx
-        self.exit = Sink()
-        self.exit.sources.append(self)
+        self.region = region
+        self.key = key
         self.head: SymState | None = entry
         self.iterations = 0
+        for target in unroller.exit_targets(loop.id):
+            region.sink(target).sources.append(self)
 
     def advance(self, bound: int) -> None:
         while self.head is not None and self.iterations < bound:
@@ -253,59 +280,14 @@ class LoopInstance:
             self.head = self._iteration(self.head, self.iterations)
 
     def _iteration(self, head: SymState, n: int) -> SymState | None:
-        ex = self.unroller
-        frame = LoopFrame(self.exit)
-        ctx = replace(self.ctx, loop=frame)
-        end = ex.block(self.loop.body, head, ctx.at(n, 0))
-        mid = ex.merge([end, *frame.continues])
-        if mid is None or not self.loop.step:
-            return mid
-        frame2 = LoopFrame(self.exit)
-        after = ex.block(self.loop.step, mid, replace(ctx, loop=frame2).at(n, 1))
-        return ex.merge([after, *frame2.continues])
+        region = Region(self.unroller, (*self.key, n), self)
+        region.sinks[self.loop.head] = Sink(head)
+        region.run(self.unroller.owned[self.loop.id])
+        return self.unroller.close(region.next)
 
 
-# ----------------------------------------------------------------------------- static facts
-
-
-def _owned(block: Block, stop: tuple[type, ...]) -> list[Stmt]:
-    """Statements of `block`, descending into nested blocks except below `stop` statements."""
-    out: list[Stmt] = []
-    for s in block:
-        out.append(s)
-        if not isinstance(s, stop):
-            for sub in stmt_children(s):
-                out.extend(_owned(sub, stop))
-    return out
-
-
-class Facts:
-    """Per-statement static facts, cached by identity (the program outlives the unroller)."""
-
-    def __init__(self) -> None:
-        self._modified: dict[int, tuple[str, ...]] = {}
-        self._breaks: dict[int, bool] = {}
-        self._returns: dict[int, bool] = {}
-
-    def modified(self, s: Loop | Scope) -> tuple[str, ...]:
-        if id(s) not in self._modified:
-            names = {t.target for t in walk_stmts((s,)) if isinstance(t, (Assign, Havoc))}
-            self._modified[id(s)] = tuple(sorted(names))
-        return self._modified[id(s)]
-
-    def breaks(self, loop: Loop) -> bool:
-        """Whether `loop` can be left by a `break` of its own."""
-        if id(loop) not in self._breaks:
-            owned = _owned(loop.body + loop.step, (Loop, Scope))
-            self._breaks[id(loop)] = any(isinstance(s, Break) for s in owned)
-        return self._breaks[id(loop)]
-
-    def returns(self, loop: Loop) -> bool:
-        """Whether `loop` can be left by a `return` of the enclosing function."""
-        if id(loop) not in self._returns:
-            owned = _owned(loop.body + loop.step, (Scope,))
-            self._returns[id(loop)] = any(isinstance(s, Return) for s in owned)
-        return self._returns[id(loop)]
+class UnsupportedShape(Exception):
+    """The control-flow graph has a shape the unroller does not handle."""
 
 
 # ----------------------------------------------------------------------------- the unroller
@@ -318,12 +300,14 @@ class Unroller:
     simplest formula for a solver), frontiers are kept for the completeness query only.
     """
 
-    def __init__(self, program: Program, fm: Formula, *, incremental: bool = True) -> None:
+    def __init__(
+        self, program: Program, fm: Formula, *, incremental: bool = True, cfg: Cfg | None = None
+    ) -> None:
         self.program = program
+        self.cfg = cfg if cfg is not None else build_cfg(program)
         self.fm = fm
         self.incremental = incremental
         self.types = program.var_types
-        self.facts = Facts()
         self.bound = 0
         self.havocs: list[HavocSite] = []
         self.errors: list[ErrorSite] = []
@@ -333,6 +317,44 @@ class Unroller:
         self.array_fills: dict[int, z3.ExprRef] = {}
         # Assumed when possible: a compiled replay zero-initialises locals.
         self.zero_uninitialised: z3.BoolRef = fm.fresh("zinit")
+        self.position = {b: i for i, b in enumerate(self.cfg.order)}
+        self.heads = {loop.head: loop for loop in self.cfg.loops.values()}
+        self.owned = self._owned()
+        self.forwards = self._forwards()
+        self._exits: dict[str, tuple[int, ...]] = {}
+        self._modified: dict[str, frozenset[str]] = {}
+
+    def _owned(self) -> dict[str | None, tuple[int, ...]]:
+        """The blocks each region runs, in order: a loop's head first, inner loops by their head."""
+        cfg = self.cfg
+        owned: dict[str | None, list[int]] = {None: []}
+        for loop in cfg.loops.values():
+            owned[loop.id] = [loop.head]
+        for b in cfg.order:
+            head = cfg.blocks[b].head
+            if head is not None and self.heads.get(b) is not cfg.loops.get(head):
+                raise UnsupportedShape(f"block {b} heads loop {head}, which has another head")
+            owned[cfg.loops[head].parent if head is not None else cfg.loop_of(b)].append(b)
+        return {k: tuple(v) for k, v in owned.items()}
+
+    def _forwards(self) -> dict[int, int]:
+        """Empty blocks that only jump on (no loop head): their edges deliver to the target."""
+        return {b.id: b.end.target for b in self.cfg.blocks
+                if not b.stmts and isinstance(b.end, Jump) and b.head is None and b.end.target != b.id}
+
+    def exit_targets(self, loop_id: str) -> tuple[int, ...]:
+        if loop_id not in self._exits:
+            self._exits[loop_id] = tuple(dict.fromkeys(t for _, t in self.cfg.exits(loop_id)))
+        return self._exits[loop_id]
+
+    def modified(self, loop_id: str) -> frozenset[str]:
+        """The variables a block of the loop assigns or havocs."""
+        if loop_id not in self._modified:
+            blocks = self.cfg.loops[loop_id].blocks
+            self._modified[loop_id] = frozenset(
+                s.target for b in blocks for s in self.cfg.blocks[b].stmts if isinstance(s, (Assign, Havoc))
+            )
+        return self._modified[loop_id]
 
     # --- driving
 
@@ -340,7 +362,9 @@ class Unroller:
         """Unroll the whole program `bound` times."""
         self.bound = bound
         env: Env = {v.name: _zero(v.type) for v in self.program.variables}
-        self.block(self.program.body, SymState(z3.BoolVal(True), env), Ctx((), Sink()))
+        top = Region(self, ())
+        top.sinks[self.cfg.entry] = Sink(SymState(z3.BoolVal(True), env))
+        top.run(self.owned[None])
         self._flush()
 
     def extend(self, bound: int) -> None:
@@ -366,16 +390,40 @@ class Unroller:
 
     # --- blocks and joins
 
-    def block(self, block: Block, state: SymState | None, ctx: Ctx) -> SymState | None:
-        for i, stmt in enumerate(block):
-            if state is None:
-                return None
-            state = self.stmt(stmt, state, ctx.at(i))
-        return state
+    def block(self, b: int, state: SymState, region: Region) -> None:
+        """Run block `b` of `region` from `state`, delivering to its successors' sinks."""
+        self.fm.tick()
+        loop = self.heads.get(b)
+        key = (*region.key, self.position[b])
+        if loop is not None and loop is not region.loop:
+            inst = LoopInstance(self, loop, state, region, key)
+            inst.advance(self.bound)
+            if inst.head is not None:
+                self.loops.append(inst)
+            return
+        block = self.cfg.blocks[b]
+        for i, stmt in enumerate(block.stmts):
+            after = self.stmt(stmt, state, (*key, i))
+            if after is None:
+                return
+            state = after
+        self._end(block.end, state, region)
 
-    def merge(self, states: Sequence[SymState | None]) -> SymState | None:
+    def _end(self, end: Terminator, state: SymState, region: Region) -> None:
+        if isinstance(end, Jump):
+            region.sink(end.target).add(state)
+        elif isinstance(end, Branch):
+            tr = Translator(state.env)
+            guard = self.fm.conj(state.guard, self.safe(end.cond, tr))
+            cond = tr.formula(end.cond)
+            for target, taken in ((end.then, cond), (end.orelse, z3.Not(cond))):
+                branch = _guarded(self.fm.conj(guard, taken), state.env)
+                if branch is not None:
+                    region.sink(target).add(branch)
+
+    def merge(self, states: Sequence[SymState]) -> SymState | None:
         """The exact join of mutually exclusive states."""
-        live = [s for s in states if s is not None and not z3.is_false(s.guard)]
+        live = [s for s in states if not z3.is_false(s.guard)]
         if len(live) <= 1:
             return live[0] if live else None
         guard = self.fm.fresh("m")
@@ -390,12 +438,15 @@ class Unroller:
             env[name] = self.fm.define(name, term, self.types[name])
         return SymState(guard, env)
 
-    def _close(self, sink: Sink, entry: SymState, names: Sequence[str]) -> SymState | None:
+    def close(self, sink: Sink) -> SymState | None:
         """The state after `sink`: exact if no further contributions can come, else a junction."""
         if not self.incremental or not sink.live():
             sink.closed = True
             return self.merge(sink.states)
-        junction = Junction(self.fm, entry, names, self.types)
+        envs = [s.env for s in sink.states] + [src.entry.env for src in sink.sources]
+        names = set().union(*(self.modified(src.loop.id) for src in sink.sources))
+        names.update(n for n, v in envs[0].items() if any(not e[n].eq(v) for e in envs[1:]))
+        junction = Junction(self.fm, envs[0], sorted(names), self.types)
         for s in sink.states:
             junction.add(s)
         sink.junction = junction
@@ -404,32 +455,13 @@ class Unroller:
 
     # --- statements
 
-    def stmt(self, s: Stmt, state: SymState, ctx: Ctx) -> SymState | None:
+    def stmt(self, s: Simple, state: SymState, key: Key) -> SymState | None:
         self.fm.tick()
         if isinstance(s, Assign):
             return self._assign(s, state)
         if isinstance(s, Havoc):
-            return self._havoc(s, state, ctx)
-        if isinstance(s, (Assume, Assert)):
-            return self._check(s, state, ctx)
-        if isinstance(s, If):
-            return self._if(s, state, ctx)
-        if isinstance(s, Loop):
-            return self._loop(s, state, ctx)
-        if isinstance(s, Scope):
-            return self._scope(s, state, ctx)
-        self._jump(s, state, ctx)
-        return None
-
-    def _jump(self, s: Stmt, state: SymState, ctx: Ctx) -> None:
-        if isinstance(s, Return):
-            ctx.returns.add(state)
-        elif ctx.loop is None:
-            raise ValueError(f"{type(s).__name__} outside a loop at {s.coord}")
-        elif isinstance(s, Break):
-            ctx.loop.exit.add(state)
-        elif isinstance(s, Continue):
-            ctx.loop.continues.append(state)
+            return self._havoc(s, state, key)
+        return self._check(s, state, key)
 
     def _assign(self, s: Assign, state: SymState) -> SymState | None:
         tr = Translator(state.env)
@@ -440,7 +472,7 @@ class Unroller:
         env[s.target] = self.fm.define(s.target, tr.term(s.value), self.types[s.target])
         return SymState(guard, env)
 
-    def _havoc(self, s: Havoc, state: SymState, ctx: Ctx) -> SymState:
+    def _havoc(self, s: Havoc, state: SymState, key: Key) -> SymState:
         ty = self.types[s.target]
         env = dict(state.env)
         if isinstance(ty, IntType):
@@ -452,7 +484,7 @@ class Unroller:
             env[s.target] = z3.K(z3.IntSort(), value)
         if s.origin == "uninitialised":
             self.fm.add(z3.Implies(self.zero_uninitialised, value == 0))
-        self.havocs.append(HavocSite(ctx.key, state.guard, value, s, ty))
+        self.havocs.append(HavocSite(key, state.guard, value, s, ty))
         return SymState(state.guard, env)
 
     def _array_fill(self, s: Havoc, ty: ArrayType) -> z3.ExprRef:
@@ -468,43 +500,17 @@ class Unroller:
             self.array_fills[id(s)] = value
         return self.array_fills[id(s)]
 
-    def _check(self, s: Assume | Assert, state: SymState, ctx: Ctx) -> SymState | None:
+    def _check(self, s: Assume | Assert, state: SymState, key: Key) -> SymState | None:
         tr = Translator(state.env)
         safe = self.safe(s.cond, tr)
         cond = tr.formula(s.cond)
         if isinstance(s, Assert):
             flag = self.fm.conj(state.guard, safe, z3.Not(cond))
             if not z3.is_false(flag):
-                self.errors.append(ErrorSite(ctx.key, flag, s))
+                self.errors.append(ErrorSite(key, flag, s))
                 self.new_errors.append(flag)
         guard = self.fm.conj(state.guard, safe, cond)
         return None if z3.is_false(guard) else SymState(guard, state.env)
-
-    def _if(self, s: If, state: SymState, ctx: Ctx) -> SymState | None:
-        tr = Translator(state.env)
-        guard = self.fm.conj(state.guard, self.safe(s.cond, tr))
-        cond = tr.formula(s.cond)
-        then = self.block(s.then, _guarded(self.fm.conj(guard, cond), state.env), ctx.at(0))
-        orelse = self.block(s.orelse, _guarded(self.fm.conj(guard, z3.Not(cond)), state.env), ctx.at(1))
-        return self.merge([then, orelse])
-
-    def _loop(self, s: Loop, state: SymState, ctx: Ctx) -> SymState | None:
-        inst = LoopInstance(self, s, state, ctx)
-        if self.facts.returns(s):
-            ctx.returns.sources.append(inst)
-        inst.advance(self.bound)
-        if inst.head is not None:
-            self.loops.append(inst)
-        if not self.facts.breaks(s):
-            return None
-        return self._close(inst.exit, state, self.facts.modified(s))
-
-    def _scope(self, s: Scope, state: SymState, ctx: Ctx) -> SymState | None:
-        sink = Sink()
-        end = self.block(s.body, state, Ctx((*ctx.key, 0), sink))
-        if end is not None:
-            sink.add(end)
-        return self._close(sink, state, self.facts.modified(s))
 
     # --- undefined behaviour
 
