@@ -21,11 +21,10 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Program, Unary, Var
+from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Program, Unary, Var, conjuncts
 from quokka.verifier.printer import c_names
 
 from .linalg import nullspace
-from .llm.answers import conjuncts
 from .protocol import Candidate, ProposalContext, Proposer, State
 from .sampling import SamplingConfig, collect
 

@@ -5,23 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-from quokka.verifier.ir import INT, Binary, Const, Expr, IntType, Program, Unary, Var
+from quokka.verifier.builder import conjunction
+from quokka.verifier.ir import INT, Binary, Const, Expr, IntType, Program, Unary, Var, conjuncts
 
 _FLIP = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _WEAKEN = {"<": "<=", ">": ">=", "==": "<=", "<=": "<", ">=": ">"}
 
 
-def conjuncts(e: Expr) -> list[Expr]:
-    if isinstance(e, Binary) and e.op == "&&":
-        return conjuncts(e.left) + conjuncts(e.right)
-    return [e]
-
-
-def conjoin(parts: list[Expr]) -> Expr:
-    out = parts[0]
-    for p in parts[1:]:
-        out = Binary("&&", out, p, INT)
-    return out
+conjoin = conjunction
 
 
 def _mutate_once(e: Expr, rng: random.Random) -> Expr:

@@ -9,20 +9,12 @@ from .definedness import NONDET, ORIGIN
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import ArrayType, Binary, Expr, Havoc, IntType, Program, VarDecl
+from .ir import ArrayType, Havoc, IntType, Program, VarDecl, conjuncts
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant, Result
 from .simplify import readable, readable_conjuncts
-
-
-def conjuncts(e: Expr) -> list[Expr]:
-    """The top-level `&&` operands of `e`."""
-    if isinstance(e, Binary) and e.op == "&&":
-        return conjuncts(e.left) + conjuncts(e.right)
-    return [e]
-
 
 MINIMIZE_S = 2.0  # seconds at most for finding the minimal certificate
 

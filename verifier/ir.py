@@ -200,6 +200,23 @@ def store_chain(e: Store) -> tuple[Expr, list[Store]]:
     return chain[0].array, chain
 
 
+def operands(e: Expr, op: str) -> list[Expr]:
+    """The top-level `op` operands of `e` (`op` is `&&` or `||`), left to right."""
+    out, stack = [], [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Binary) and node.op == op:
+            stack += [node.right, node.left]
+        else:
+            out.append(node)
+    return out
+
+
+def conjuncts(e: Expr) -> list[Expr]:
+    """The top-level `&&` operands of `e`, left to right."""
+    return operands(e, "&&")
+
+
 def free_vars(e: Expr) -> frozenset[str]:
     """The names of the variables `e` reads."""
     return frozenset(n.name for n in walk(e) if isinstance(n, Var))

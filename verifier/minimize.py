@@ -18,8 +18,8 @@ import z3
 from .builder import conjunction
 from .encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from .engines.base import Budget
-from .engines.inductive import flatten, holds
-from .ir import Expr, Program
+from .engines.inductive import holds
+from .ir import Expr, Program, conjuncts
 
 Needed = dict[str, set[int]]  # loop -> indices of its needed conjuncts
 
@@ -28,7 +28,7 @@ def minimal_certificate(program: Program, invariants: Mapping[str, Expr], budget
     """A subset of `invariants` (loop id -> conjunction, a checked certificate of `program`) that
     still proves it; `invariants` when none is found in `budget`."""
     enc = encode(program)
-    parts = {loop: flatten("&&", inv) for loop, inv in invariants.items()}
+    parts = {loop: conjuncts(inv) for loop, inv in invariants.items()}
     needed = _closure(enc, parts, budget)
     if needed is None:
         return dict(invariants)

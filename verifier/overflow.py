@@ -21,7 +21,6 @@ from .cexpr import may_overflow
 from .encode import ENTRY, Observer, State, explore, range_facts
 from .engines.base import Budget
 from .engines.houdini import houdini
-from .engines.inductive import flatten
 from .errors import Coord
 from .ir import (
     INT,
@@ -36,6 +35,7 @@ from .ir import (
     Program,
     Stmt,
     Var,
+    conjuncts,
     walk,
     walk_stmts,
 )
@@ -77,7 +77,7 @@ def _with_bounds(program: Program, invariants: Mapping[str, Expr], budget: Budge
     """`invariants` with the candidate bounds `v <= k`, `v >= k` (k a constant of the program) and
     `v <= w` that are inductive together with them; `invariants` if Houdini does not finish."""
     constants = _constants(program)
-    pool: dict[str, list[Expr]] = {loop: flatten("&&", inv) for loop, inv in invariants.items()}
+    pool: dict[str, list[Expr]] = {loop: conjuncts(inv) for loop, inv in invariants.items()}
     for info in program.loops:
         names = [ir for _, ir in info.scope if isinstance(program.var(ir).type, IntType)][:MAX_VARIABLES]
         pool.setdefault(info.id, []).extend(_candidates(program, names, constants))

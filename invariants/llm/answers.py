@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from quokka.verifier.builder import num
 from quokka.verifier.errors import LocatedError, QuokkaError
 from quokka.verifier.frontend import parse_invariant
-from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program
+from quokka.verifier.ir import Const, Expr, IntType, LoopInfo, Program, conjuncts
 from quokka.verifier.printer import format_expr_c_names
 
 from ..protocol import Candidate
@@ -106,23 +106,6 @@ def scan_answer(answer: str) -> Scan:
     if not segments:
         return Scan((), "no 'After line X, insert assume(COND);' in the answer")
     return Scan(tuple(segments))
-
-
-def operands(e: Expr, op: str) -> list[Expr]:
-    """The top-level `op` operands of `e` (`op` is `&&` or `||`), left to right."""
-    out, stack = [], [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Binary) and node.op == op:
-            stack += [node.right, node.left]
-        else:
-            out.append(node)
-    return out
-
-
-def conjuncts(e: Expr) -> list[Expr]:
-    """The top-level `&&` operands of `e`, left to right."""
-    return operands(e, "&&")
 
 
 def _loop_after(program: Program, line: int) -> LoopInfo | None:

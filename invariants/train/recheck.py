@@ -17,9 +17,9 @@ from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
-from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program, Var
+from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program, Var, operands
 
-from ..llm.answers import MAX_EXPR_CHARS, operands
+from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of
 
 INDUCTIVE_KINDS = ("initiation", "consecution")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.engines.inductive import flatten, prove_with
-from quokka.verifier.ir import Binary, Expr, Program, Var
+from quokka.verifier.engines.inductive import prove_with
+from quokka.verifier.ir import Binary, Expr, Program, Var, conjuncts
 from quokka.verifier.minimize import minimal_certificate
 from quokka.verifier.printer import format_expr
 from quokka.verifier.simplify import readable_conjuncts
@@ -39,7 +39,7 @@ def test_only_the_conjuncts_that_carry_the_proof_remain_and_bounds_become_equali
                 ge(y, mul(num(2), x)), le(n, num(50)))
     assert prove_with(program, {loop: full}, Budget.of(30)).status is Status.SAFE
     small = minimal_certificate(program, {loop: full}, Budget.of(30))
-    kept = flatten("&&", small[loop])
+    kept = conjuncts(small[loop])
     assert sorted(map(format_expr, kept)) == ["x <= n", "y <= 2*x", "y >= 2*x"]
     assert prove_with(program, small, Budget.of(30)).status is Status.SAFE
     shown = [format_expr(e) for _, e in readable_conjuncts(kept)]

@@ -23,10 +23,10 @@ import z3
 
 from ..builder import conjunction
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
-from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars
+from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars, operands
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
-from .inductive import Cti, case_query, cti_of, describe, flatten, is_state_set
+from .inductive import Cti, case_query, cti_of, describe, is_state_set
 
 ENGINE = "houdini"
 QUERY_CAP_S = 2.0  # seconds one batched solver query may take before its goals are split
@@ -133,7 +133,7 @@ class _Houdini:
             if c in out:
                 continue
             bad = sorted(free_vars(c) - names)
-            if is_state_set(c) and len(flatten("||", c)) > POOL_SET_MAX:
+            if is_state_set(c) and len(operands(c, "||")) > POOL_SET_MAX:
                 why = f"a set of more than {POOL_SET_MAX} states is checked only on its own"
                 self.dropped.append(Dropped(loop, c, "unknown", why))
             elif bad or not isinstance(c.type, IntType):

@@ -16,7 +16,7 @@ import z3
 
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..errors import Coord, EngineError
-from ..ir import ArrayType, Binary, Const, Expr, IntType, Program, Var, free_vars
+from ..ir import ArrayType, Binary, Const, Expr, IntType, Program, Var, conjuncts, free_vars, operands
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "inductive"
@@ -166,17 +166,17 @@ def _malformed(inv: Expr, names: set[str]) -> str:
     return ""
 
 
-def holds(enc: Encoding, edge: Edge, at: str, conjuncts: Sequence[Expr]) -> z3.BoolRef:
+def holds(enc: Encoding, edge: Edge, at: str, parts: Sequence[Expr]) -> z3.BoolRef:
     tr = enc.translator(edge, at)
-    return z3.And([tr.formula(c) for c in conjuncts])
+    return z3.And([tr.formula(c) for c in parts])
 
 
-def cases(conjuncts: Sequence[Expr]) -> tuple[list[Expr], list[Expr]] | None:
+def cases(parts: Sequence[Expr]) -> tuple[list[Expr], list[Expr]] | None:
     """(the other conjuncts, the disjuncts) of the first conjunct that is a disjunction of at least
     `SPLIT_MIN` parts or a set of states (`is_state_set`); else None."""
-    flat = [c for conj in conjuncts for c in flatten("&&", conj)]
+    flat = [c for conj in parts for c in conjuncts(conj)]
     for k, c in enumerate(flat):
-        parts = flatten("||", c)
+        parts = operands(c, "||")
         if len(parts) >= SPLIT_MIN or is_state_set(c):
             return flat[:k] + flat[k + 1 :], parts
     return None
@@ -184,27 +184,15 @@ def cases(conjuncts: Sequence[Expr]) -> tuple[list[Expr], list[Expr]] | None:
 
 def is_state_set(e: Expr) -> bool:
     """Whether `e` is a disjunction of points, each a conjunction of `variable == constant`."""
-    parts = flatten("||", e)
+    parts = operands(e, "||")
     return len(parts) > 1 and all(_is_point(p) for p in parts)
 
 
 def _is_point(e: Expr) -> bool:
     return all(
         isinstance(a, Binary) and a.op == "==" and isinstance(a.left, Var) and isinstance(a.right, Const)
-        for a in flatten("&&", e)
+        for a in conjuncts(e)
     )
-
-
-def flatten(op: str, e: Expr) -> list[Expr]:
-    """The operands of a tree of `op` (`&&` or `||`) nodes."""
-    out, todo = [], [e]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, Binary) and x.op == op:
-            todo += [x.right, x.left]
-        else:
-            out.append(x)
-    return out
 
 
 Point = list[tuple[z3.ExprRef, z3.ExprRef]]  # pre-state constant -> value
@@ -270,13 +258,13 @@ class _Target:
 
 
 def _target(
-    enc: Encoding, edge: Edge, conjuncts: Sequence[Expr], rest: z3.BoolRef, budget: Budget
+    enc: Encoding, edge: Edge, parts: Sequence[Expr], rest: z3.BoolRef, budget: Budget
 ) -> _Target | None:
-    flat = [c for conj in conjuncts for c in flatten("&&", conj)]
+    flat = [c for conj in parts for c in conjuncts(conj)]
     sets = [k for k, c in enumerate(flat) if is_state_set(c)]
     if not sets:
         return None
-    points = [_assignment(p) for p in flatten("||", flat[sets[0]])]
+    points = [_assignment(p) for p in operands(flat[sets[0]], "||")]
     names = tuple(sorted(points[0] or ()))
     if not names or any(p is None or tuple(sorted(p)) != names for p in points):
         return None
@@ -294,7 +282,7 @@ def _target(
 def _assignment(point: Expr) -> dict[str, int] | None:
     """`x == 1 && y == 2` as {x: 1, y: 2}; None if a variable is fixed twice."""
     out: dict[str, int] = {}
-    for atom in flatten("&&", point):
+    for atom in conjuncts(point):
         assert isinstance(atom, Binary) and isinstance(atom.left, Var) and isinstance(atom.right, Const)
         if atom.left.name in out:
             return None
