@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -9,27 +10,37 @@ from .definedness import NONDET, ORIGIN
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import ArrayType, Havoc, IntType, Program, VarDecl, conjuncts
+from .ir import ArrayType, Expr, Havoc, IntType, Program, VarDecl, conjuncts
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant, Result
 from .simplify import readable, readable_conjuncts
 
-MINIMIZE_S = 2.0  # seconds at most for finding the minimal certificate
+MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
 
 
 def certificate_result(
-    program: Program, result: EngineResult, budget: Budget, minimal: bool = True
+    program: Program, result: EngineResult, budget: Budget
 ) -> tuple[tuple[ProvenInvariant, ...] | None, str]:
-    """The proven invariants of `result` (None when the certificate does not check) and why;
-    `minimal`: only those that carry the proof (`minimize`)."""
+    """The proven invariants of `result` (None when the certificate does not check) and why."""
     check = inductive.prove_with(program, result.invariants, budget)
     if check.status is not Status.SAFE:
         return None, check.reason
-    invariants = result.invariants
-    if minimal:
-        invariants = minimal_certificate(program, invariants, budget.sub(MINIMIZE_S))
+    return shown_invariants(program, result, result.invariants, minimal=False), check.reason
+
+
+def minimal_invariants(program: Program, result: EngineResult) -> tuple[ProvenInvariant, ...]:
+    """The conjuncts of `result`'s checked certificate that carry the proof (`minimize`), shown
+    with pairs of bounds as equalities."""
+    smaller = minimal_certificate(program, result.invariants, Budget.of(MINIMIZE_S))
+    return shown_invariants(program, result, smaller, minimal=True)
+
+
+def shown_invariants(
+    program: Program, result: EngineResult, invariants: Mapping[str, Expr], minimal: bool
+) -> tuple[ProvenInvariant, ...]:
+    """`invariants` (part of `result`'s checked certificate) as rows in C names."""
     sources = result.stats.get("sources")
     sources = sources if isinstance(sources, dict) else {}
     out = []
@@ -43,7 +54,7 @@ def certificate_result(
             out.append(
                 ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
             )
-    return tuple(out), check.reason
+    return tuple(out)
 
 
 def confirm_counterexample(

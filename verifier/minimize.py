@@ -58,7 +58,7 @@ def _core(enc: Encoding, edge: Edge, goal: tuple[str, int] | None, parts: Mappin
     if budget.expired or edge.src not in parts:
         return None
     solver = z3.Solver()
-    solver.set("timeout", budget.z3_timeout_ms(cap_s=2.0))
+    solver.set("timeout", budget.z3_timeout_ms(cap_s=0.5))
     solver.set("core.minimize", True)
     solver.add(edge.guard, holds(enc, edge, "pre", list(range_facts(enc.program))))
     if goal is not None:

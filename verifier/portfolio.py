@@ -21,17 +21,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import certificate_result, confirm_counterexample
-from .doublecheck import REFUTED, double_check
+from .checks import certificate_result, confirm_counterexample, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
-from .ir import Program
+from .ir import Expr, Program, walk
 from .overflow import unproven_overflows
 from .results import CandidateReport, EngineRun, Result, Verdict
 
 Strategy = Callable[[Program, Budget], EngineResult]
 YIELD_NICE = 5
 DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
-OVERFLOW_CHECK_S = 0.5  # seconds for ruling out overflow sites under a checked certificate
+POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overflow site
+OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,17 @@ def _receive(run: _Running) -> EngineResult:
     return unknown(run.name, f"engine failed: {message[1]}")
 
 
+def _size(invariants: Mapping[str, Expr]) -> int:
+    """The number of expression nodes in `invariants` (counting stops past `POLISH_MAX_NODES`)."""
+    total = 0
+    for inv in invariants.values():
+        for _ in walk(inv):
+            total += 1
+            if total > POLISH_MAX_NODES:
+                return total
+    return total
+
+
 def _stop(running: list[_Running]) -> None:
     for run in running:
         pid = run.process.pid
@@ -134,14 +145,29 @@ class Portfolio:
         self.candidates: tuple[CandidateReport, ...] = ()
         self.started = time.monotonic()
         self._pending: list[_Running] = []
+        self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
         budget = Budget.of(self.config.timeout_s)
         running = [_start(n, s, self.program, budget, self._limits(n)) for n, s in strategies.items()]
         try:
-            return self._await_reports(self._race(running, budget), budget)
+            result = self._await_reports(self._race(running, budget), budget)
         finally:
             _stop(running)
+        return self._polished(result)
+
+    def _polished(self, result: Result) -> Result:
+        """A TRUE result with the minimal certificate and the overflow sites the proof leaves
+        open: work for the reader, done once the other strategies are stopped."""
+        safe = self._safe
+        if result.verdict is not Verdict.TRUE or safe is None or _size(safe.invariants) > POLISH_MAX_NODES:
+            return result  # a large certificate (e.g. a set of states) costs more to polish than it gains
+        sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
+        invariants = result.invariants
+        if self.config.minimal_certificate:
+            invariants = minimal_invariants(self.program, safe)
+        return dataclasses.replace(result, invariants=invariants, overflow_sites=tuple(map(str, sites)),
+                                   time_s=self._elapsed())
 
     def _await_reports(self, result: Result, budget: Budget) -> Result:
         """`result`, with the reports of the `reporting` strategies still running when it was
@@ -193,19 +219,21 @@ class Portfolio:
 
     def _check_safe(self, result: EngineResult) -> Result | None:
         budget = Budget.of(self.config.check_budget_s)
-        checked, why = certificate_result(self.program, result, budget, self.config.minimal_certificate)
+        checked, why = certificate_result(self.program, result, budget)
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
         extra = self._double_checked(result) if self.config.double_check else {}
         if extra is None:
             return None
-        sites = unproven_overflows(self.program, result.invariants, Budget.of(OVERFLOW_CHECK_S))
+        self._safe = result
         return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine,
-                            overflow_sites=tuple(map(str, sites)), extra=extra)
+                            extra=extra)
 
     def _double_checked(self, result: EngineResult) -> dict[str, object] | None:
         """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
+        from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
+
         second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
         if second.status == REFUTED:
             self.runs.append(EngineRun("double-check", "rejected", 0.0, f"{result.engine}: {second.reason}"))
