@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .errors import Coord, IRTypeError, UnsupportedFeature
 from .ir import (
@@ -137,9 +138,10 @@ class Cfg:
 
     def assert_index(self, stmt: Assert) -> int:
         """The index of the assertion `stmt` (by identity) in `asserts`."""
-        return self._assert_ids()[id(stmt)]
+        return self._assert_ids[id(stmt)]
 
-    def _assert_ids(self) -> dict[int, int]:
+    @cached_property
+    def _assert_ids(self) -> dict[int, int]:  # built once: encode asks for every assertion it meets
         return {id(a): i for i, a in enumerate(self.asserts)}
 
 
