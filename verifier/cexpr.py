@@ -38,6 +38,8 @@ DATA_MODELS = ("ILP32", "LP64")
 
 def rank(ty: IntType) -> int:
     """The integer conversion rank of `ty` (C11 6.3.1.1)."""
+    if ty.name.endswith("*"):  # a pointer of the heap model (`frontend.memory`): an integer of its width
+        return _RANK["long long"] if ty.bits > 32 else _RANK["int"]
     base = ty.name.removeprefix("unsigned ").removeprefix("signed ")
     return _RANK[base]
 

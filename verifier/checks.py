@@ -10,7 +10,7 @@ from .definedness import NONDET, ORIGIN
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import ArrayType, Expr, Havoc, IntType, Program, VarDecl, conjuncts
+from .ir import ArrayType, Expr, Havoc, IntType, Program, Var, VarDecl, conjuncts, walk
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
@@ -52,9 +52,27 @@ def shown_invariants(
             text = format_expr_c_names(expr, program, loop_id)
             source = sources.get((loop_id, parts[k]), result.engine)
             out.append(
-                ProvenInvariant(loop_id, info.coord.line, info.coord.column, text, result.engine, source)
+                ProvenInvariant(
+                    loop_id,
+                    info.coord.line,
+                    info.coord.column,
+                    text,
+                    result.engine,
+                    source,
+                    _model_only(expr, program),
+                )
             )
     return tuple(out)
+
+
+def _model_only(e: Expr, program: Program) -> bool:
+    """Whether `e` reads a pointer or a heap field (values of the heap model, not of C)."""
+    heap = {v.name for v in program.variables if isinstance(v.type, ArrayType) and v.c_name.startswith("->")}
+    return any(
+        (isinstance(t := node.type, IntType) and t.is_pointer)
+        or (isinstance(node, Var) and node.name in heap)
+        for node in walk(e)
+    )
 
 
 def confirm_counterexample(
@@ -204,8 +222,11 @@ def _counterexample(
     where = (error.site or error.coord) if error else None
     visible = {info.id: {ir: c for c, ir in info.scope} for info in program.loops}
     heads = tuple(
-        (h.loop_id, h.iteration, tuple(sorted((c, h.values[ir]) for ir, c in visible[h.loop_id].items()
-                                              if ir in h.values)))
+        (
+            h.loop_id,
+            h.iteration,
+            tuple(sorted((c, h.values[ir]) for ir, c in visible[h.loop_id].items() if ir in h.values)),
+        )
         for h in execution.loop_heads[:200]
     )
     return Counterexample(

@@ -40,6 +40,12 @@ class IntType:
         return self.name == "_Bool"
 
     @property
+    def is_pointer(self) -> bool:
+        """A pointer of the frontend's heap model (`frontend.memory`): an object number, not an
+        address; only `==`, `!=` and truth tests on it mean anything in C."""
+        return self.name.endswith("*")
+
+    @property
     def min(self) -> int:
         return -(1 << (self.bits - 1)) if self.signed else 0
 

@@ -3,7 +3,8 @@
 Expressions print as valid C with the fewest parentheses C's precedence allows (the tree is
 preserved: `a - (b - c)` keeps its parentheses). Style: no spaces around `*`, `/`, `%`, single
 spaces around every other binary operator, e.g. `z == 6*n + 6 && y == 3*n*n + 3*n + 1`.
-Casts print as `(type)e`, `Ite` as `c ? a : b`, `Select` as `a[i]`, and `Store` as the
+Casts print as `(type)e`, `Ite` as `c ? a : b`, `Select` as `a[i]` (`p->f` when the array is a
+heap field whose name is `->f`), and `Store` as the
 pseudo-call `store(a, i, v)` (the array `a` with element `i` set to `v`).
 
 Constants re-parse as the same value and type: `int` plainly (`-3`; INT_MIN as
@@ -150,6 +151,9 @@ class _ExprPrinter:
             )
             return [*cond, " ? ", e.then, " : ", *orelse]
         if isinstance(e, Select):
+            field = self.names.get(e.array.name, "") if isinstance(e.array, Var) else ""
+            if field.startswith("->"):  # a field array of the heap model (`frontend.memory`)
+                return [*_wrapped(e.index, _prec(e.index) < _POSTFIX), field]
             return [*_wrapped(e.array, _prec(e.array) < _POSTFIX), "[", e.index, "]"]
         if isinstance(e, Store):
             base, chain = store_chain(e)

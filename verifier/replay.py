@@ -96,8 +96,10 @@ QK_WEAK int unknown(void) { return (int)qk_next(); }
 QK unsigned long long __quokka_uninit(void) { return qk_next(); }
 """
 
-# Only `reach_error` is the error (property unreach-call).
+# Only `reach_error` is the error (property unreach-call); a `__VERIFIER_assert` the program uses
+# without defining it does nothing (as the frontend reads it).
 _REACH_ERROR_ONLY = r"""
+QK_WEAK void __VERIFIER_assert(int cond) { (void)cond; }
 QK static int qk_is_error(void *fn) { (void)fn; return 0; }
 """
 # A failing assert() is an error too (property assert): the functions the frontend reads as errors.
@@ -451,6 +453,8 @@ def compile_c(
         return ReplayResult("unavailable", model)
     sources = _write_sources(workdir, program, c_file.suffix, harness(property_name))
     error = _build(compiler, [*model[0], *sources])
+    if error is not None:  # SV-COMP files stripped of their includes use NULL and malloc undeclared
+        error = error if _build(compiler, ["-include", "stdlib.h", *model[0], *sources]) else None
     if error is not None:
         return ReplayResult("error", f"{c_file.name} does not compile: {error}")
     target = "reach_error() or a failing assertion" if property_name == ASSERT else "reach_error()"

@@ -23,6 +23,9 @@ class ProvenInvariant:
     expr: str  # C expression over the program's C names
     proved_by: str  # engine that found it (the certificate is always re-checked inductively)
     source: str = ""  # proposer that suggested it ("dynamic", "llm", "annotation", "spacer", ...)
+    # it speaks of the heap model (object numbers, field arrays: `frontend.memory`), whose
+    # values are not C's addresses: shown, but never written into a witness
+    model_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ def _loop_invariants(
     at several calls) get one invariant: the disjunction of their conjunctions."""
     by_loop: dict[str, list[str]] = {}
     where: dict[str, tuple[int, int]] = {}
-    for inv in invariants:
+    for inv in (i for i in invariants if not i.model_only):
         by_loop.setdefault(inv.loop, []).append(inv.expr)
         where[inv.loop] = (inv.line, inv.column or _loop_column(source, inv.line))
     by_place: dict[tuple[int, int], list[str]] = {}

@@ -55,12 +55,12 @@ def test_text_output_and_dump_ir(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_unsupported_exits_3_with_located_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, "ptr.c", "int main() {\n  int *p = 0;\n  return p[1];\n}\n")
+    path = write(tmp_path, "ptr.c", "int main() {\n  int **p = 0;\n  return p[1];\n}\n")
     assert quokka("parse", str(path), "--json") == 3
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["status"] == "unsupported" and report["loops"] == []
-    message = f"{path}:3:10: unsupported feature: pointer (variable p)"
+    message = f"{path}:3:10: unsupported feature: pointer to a pointer (variable p)"
     assert captured.err.strip() == message == report["message"]
 
 

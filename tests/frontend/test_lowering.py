@@ -296,7 +296,7 @@ def test_limits_and_sizes_follow_the_data_model() -> None:
 
 
 UNSUPPORTED = {  # name: (program, the feature the message names)
-    "pointer": ("int main() { int x = 0; int *p = 0; return *p; }", "pointer"),
+    "pointer to an integer": ("int main() { int x = 0; int *p = 0; p = &x; return *p; }", "address-of"),
     "address-of": ("int main() { int x = 0; long y = (long)&x; return 0; }", "address-of"),
     "struct": ("struct s { int a; }; int main() { struct s v; v.a = 1; return 0; }", "struct"),
     "float": ("int main() { double d = 1.0; return d > 0; }", "floating point"),
@@ -307,7 +307,10 @@ UNSUPPORTED = {  # name: (program, the feature the message names)
     "string": ('int main() { char c = "abc"[0]; return c; }', "string literal"),
     "extern function": ("int ext(int); int main() { return ext(1); }", "function without a body"),
     "2-d array": ("int main() { int a[2][2]; a[0][0] = 1; return 0; }", "multi-dimensional array"),
-    "heap": ("#include <stdlib.h>\nint main() { malloc(4); return 0; }", "pointer"),
+    "pointer to pointer": (
+        "#include <stdlib.h>\nint main() { int **p = malloc(8); return 0; }",
+        "pointer to a pointer",
+    ),
 }
 
 

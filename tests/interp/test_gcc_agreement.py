@@ -20,7 +20,7 @@ import pytest
 import yaml
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.interp import Execution, compile_program
-from quokka.verifier.ir import Havoc, IntType, Program, VarDecl
+from quokka.verifier.ir import ArrayType, Havoc, IntType, Program, VarDecl
 from quokka.verifier.replay import (
     LoopProbe,
     ReplayResult,
@@ -76,7 +76,9 @@ def probes_of(program: Program) -> list[LoopProbe]:
     types = program.var_types
     probes: dict[tuple[int, int], LoopProbe] = {}
     for info in program.loops:
-        ints = tuple((c, t.signed) for c, ir in info.scope if isinstance(t := types[ir], IntType))
+        ints = tuple(
+            (c, t.signed) for c, ir in info.scope if isinstance(t := types[ir], IntType) and not t.is_pointer
+        )
         key = (info.coord.line, info.coord.column)
         probes.setdefault(key, LoopProbe(*key, ints))
     return list(probes.values())
@@ -157,10 +159,10 @@ def test_false_tasks_agree_with_gcc(set_name, wanted, tmp_path):
 
 def random_source(rng: random.Random):
     def source(decl: VarDecl, havoc: Havoc) -> int:
-        assert isinstance(decl.type, IntType)
+        ty = decl.type.elem if isinstance(decl.type, ArrayType) else decl.type
         if rng.random() < 0.8:
             return rng.randint(-10, 30)
-        return rng.randint(decl.type.min, decl.type.max)
+        return rng.randint(ty.min, ty.max)
 
     return source
 

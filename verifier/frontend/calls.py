@@ -8,7 +8,9 @@ Which calls are errors depends on the property (`CallReading`, `properties`): un
 (a plain C file) `reach_error`, `__VERIFIER_error`, glibc's `__assert_fail` family and failing
 `assert`/`__VERIFIER_assert` calls are; under `unreach-call` (SV-COMP) only `reach_error` is, a
 failing `assert()` and `__assert_fail` abort (the path ends), and `__VERIFIER_error` and
-`__VERIFIER_assert` are ordinary functions (lowered only when the file defines them).
+`__VERIFIER_assert` are ordinary functions, lowered when the file defines them. One used without a
+definition cannot call `reach_error`: its call only evaluates its argument (SV-COMP-derived files
+that call an undefined `__VERIFIER_assert` are labelled safe for exactly that reason).
 """
 
 from __future__ import annotations
@@ -20,8 +22,24 @@ from typing import Any
 from pycparser import c_ast
 
 from .. import cexpr
-from ..errors import FrontendError, UnsupportedFeature
-from ..ir import INT, Assert, Assume, Binary, Const, Expr, Havoc, IntType, Scope, Stmt, Unary, Var
+from ..definedness import ORIGIN as UNINITIALISED
+from ..errors import Coord, FrontendError, UnsupportedFeature
+from ..ir import (
+    INT,
+    ArrayType,
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Const,
+    Expr,
+    Havoc,
+    IntType,
+    Scope,
+    Stmt,
+    Unary,
+    Var,
+)
 from ..properties import UNREACH_CALL
 from .ctype import CType, Signature
 from .expr import ExprLowerer
@@ -31,9 +49,13 @@ ASSERT_FAIL_FUNCTIONS = frozenset({"__assert_fail", "__assert_perror_fail", "__a
 ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", *ASSERT_FAIL_FUNCTIONS})
 ASSUME_FUNCTIONS = frozenset({"__VERIFIER_assume", "assume_abort_if_not", "assume", "__CPROVER_assume"})
 C_ASSERT_FUNCTIONS = frozenset({"assert", "__quokka_assert"})  # C's assert() (Quokka's assert.h)
-ASSERT_FUNCTIONS = frozenset({"__VERIFIER_assert", *C_ASSERT_FUNCTIONS})
+SVCOMP_ASSERT = "__VERIFIER_assert"
+ASSERT_FUNCTIONS = frozenset({SVCOMP_ASSERT, *C_ASSERT_FUNCTIONS})
 EXIT_FUNCTIONS = frozenset({"abort", "exit", "_Exit", "_exit"})
 NOOP_FUNCTIONS = frozenset({"__VERIFIER_atomic_begin", "__VERIFIER_atomic_end"})
+# Allocation (`memory`): whether the function zeroes what it allocates. Allocation never fails (SV-COMP).
+ALLOCATION_FUNCTIONS = {"malloc": False, "calloc": True, "alloca": False, "__builtin_alloca": False}
+CALLOC_ORIGIN = "calloc"  # a Havoc whose values a counterexample must leave at 0
 # Output only: their arguments are evaluated for their effects, the text is not modelled.
 OUTPUT_FUNCTIONS = frozenset({"printf", "puts", "putchar", "fflush"})
 ABS_FUNCTIONS = {"abs": "int", "labs": "long", "llabs": "long long"}
@@ -152,6 +174,10 @@ class CallLowerer(ExprLowerer):
         if name.startswith(NONDET_PREFIX) or name in NONDET_ALIASES:
             self._arity(node, name, args, 0)
             return self.nondet(name, node, out)
+        if name == SVCOMP_ASSERT and name not in self.reading.asserts:
+            self._arity(node, name, args, 1)
+            self.builtin_args(name, node, args, out)
+            return None
         if name in ASSUME_FUNCTIONS or name in self.reading.checks or name in self.reading.asserts:
             self._arity(node, name, args, 1)
             cond = self.builtin_args(name, node, args, out)[0]
@@ -167,6 +193,14 @@ class CallLowerer(ExprLowerer):
             return None
         if name in NOOP_FUNCTIONS:
             return None
+        if name in ALLOCATION_FUNCTIONS:
+            self._arity(node, name, args, 2 if name == "calloc" else 1)
+            return self.allocate(name, args, out, want, coord)
+        if name == "free":
+            self._arity(node, name, args, 1)
+            if self.block_variable(args[0]) is None:
+                self.effect(args[0], out)
+            return None
         if name in OUTPUT_FUNCTIONS and not want:
             self.output(args, out)
             return None
@@ -177,6 +211,48 @@ class CallLowerer(ExprLowerer):
             self.signature_of(name, node)
             raise UnsupportedFeature(coord, "call to a function without a body", name)
         raise UnsupportedFeature(coord, "call to an undeclared function", name)
+
+    def allocate(
+        self, name: str, args: list[Any], out: list[Stmt], want: bool, coord: Coord | None
+    ) -> Expr | None:
+        """A new object (`memory`); the requested size does not matter to the model."""
+        for arg in args:
+            self.effect(arg, out)
+        stmts, top = self.st.memory.allocate(self.st, coord, ALLOCATION_FUNCTIONS[name])
+        out += stmts
+        if not want:
+            return None
+        new = self.st.temp(top.type, "new")
+        out.append(Assign(new.name, top, coord))
+        return new
+
+    def allocate_block(self, block: Var, node: Any, out: list[Stmt], coord: Coord | None) -> None:
+        """`block = malloc(size)` (or calloc, alloca): fresh contents, `size / sizeof(T)` elements."""
+        call = node
+        while isinstance(call, c_ast.Cast):
+            call = call.expr
+        name = (
+            call.name.name if isinstance(call, c_ast.FuncCall) and isinstance(call.name, c_ast.ID) else None
+        )
+        length = self.st.memory.blocks[block.name]
+        assert isinstance(length.type, IntType)
+        if name not in ALLOCATION_FUNCTIONS or name in self.functions:
+            if cexpr.const_value(self.value(call, out)) != 0:
+                raise UnsupportedFeature(coord, "pointer to an integer not from malloc")
+            out.append(Havoc(block.name, coord, UNINITIALISED))
+            out.append(Assign(length.name, Const(0, length.type), coord))
+            return
+        args = list(call.args.exprs) if call.args else []
+        self._arity(call, name, args, 2 if name == "calloc" else 1)
+        sizes = [cexpr.convert(v, self.st.ct.size_t) for v in self.arguments(args, out)]
+        size = sizes[0] if len(sizes) == 1 else self.binary("*", sizes[0], sizes[1], call)
+        assert isinstance(block.type, ArrayType)
+        elem_bytes = Const(self.types.size_of(block.type.elem, call), self.st.ct.size_t)
+        origin = CALLOC_ORIGIN if ALLOCATION_FUNCTIONS[name] else UNINITIALISED
+        out.append(Havoc(block.name, coord, origin))
+        out.append(
+            Assign(length.name, cexpr.convert(self.binary("/", size, elem_bytes, call), length.type), coord)
+        )
 
     def output(self, args: list[Any], out: list[Stmt]) -> None:
         """An output call whose result is unused: what its arguments compute, without the text."""

@@ -1,6 +1,9 @@
-"""C declarators (pycparser type nodes) as IR types: integers, 1-D integer arrays, void.
+"""C declarators (pycparser type nodes) as IR types: integers, 1-D integer arrays, void, pointers.
 
-Everything else (pointers, structs, floats, ...) raises `UnsupportedFeature` naming the feature.
+Pointers and structs follow the heap model of `memory`: a pointer to a struct (or `void *`) is an
+integer of a pointer type, a pointer to an integer type is a block (`BlockType`), and a struct
+value is a `StructType` (its size is known; variables of it are unsupported). Everything else
+(pointers to pointers, unions, floats, ...) raises `UnsupportedFeature` naming the feature.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pycparser import c_ast
 
 from ..errors import FrontendError, UnsupportedFeature
 from ..ir import ArrayType, IntType
+from .memory import BlockType, StructInfo
 from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding
 
 MAX_ARRAY = 1 << 24
@@ -23,8 +27,19 @@ class VoidType:
     name: str = "void"
 
 
+@dataclass(frozen=True)
+class StructType:
+    """A struct used as a value type (`sizeof(struct S)`, a declaration of a struct variable)."""
+
+    info: StructInfo
+
+    @property
+    def name(self) -> str:
+        return f"struct {self.info.tag}"
+
+
 VOID = VoidType()
-CType = IntType | ArrayType | VoidType
+CType = IntType | ArrayType | VoidType | BlockType | StructType
 
 
 @dataclass(frozen=True)
@@ -81,7 +96,7 @@ class TypeResolver:
         if isinstance(node, c_ast.ArrayDecl):
             return self.array(node)
         if isinstance(node, c_ast.PtrDecl):
-            raise self.unsupported(node, "pointer")
+            return self.pointer(node)
         if isinstance(node, c_ast.FuncDecl):
             raise self.unsupported(node, "function pointer")
         if isinstance(node, c_ast.AttributedType):
@@ -100,7 +115,7 @@ class TypeResolver:
         if isinstance(node, c_ast.Enum):
             return self.enum(node)
         if isinstance(node, c_ast.Struct):
-            raise self.unsupported(node, "struct")
+            return StructType(self.struct(node))
         if isinstance(node, c_ast.Union):
             raise self.unsupported(node, "union")
         if isinstance(node, c_ast.TypeOf):
@@ -134,6 +149,47 @@ class TypeResolver:
         if isinstance(binding, PoisonBinding):
             raise binding.error
         raise self.unsupported(node, f"type {name}")
+
+    def pointer(self, node: c_ast.PtrDecl) -> IntType | BlockType:
+        """`T *`: a pointer type of the heap model (a struct or void target), or a block."""
+        target = node.type
+        if isinstance(target, c_ast.PtrDecl):
+            raise self.unsupported(node, "pointer to a pointer")
+        if isinstance(target, c_ast.FuncDecl):
+            raise self.unsupported(node, "function pointer")
+        if isinstance(target, c_ast.ArrayDecl):
+            raise self.unsupported(node, "pointer to an array")
+        pointee = self.resolve(target)
+        memory = self.st.memory
+        if isinstance(pointee, StructType):
+            return memory.pointer_type(pointee.info)
+        if pointee == VOID:
+            return memory.pointer_type(None)
+        if isinstance(pointee, IntType) and not memory.is_pointer(pointee):
+            return BlockType(pointee)
+        raise self.unsupported(node, f"pointer to {pointee.name}")
+
+    def struct(self, node: c_ast.Struct) -> StructInfo:
+        """The struct `node` names, its fields defined when `node` has them."""
+        info = self.st.memory.struct(node.name, id(node))
+        if node.decls is None or info.fields is not None:
+            return info
+        info.fields = {}
+        for decl in node.decls:
+            if not isinstance(decl, c_ast.Decl) or decl.name is None:
+                raise self.unsupported(decl, "anonymous struct member")
+            try:
+                ty = self.resolve(decl.type)
+            except UnsupportedFeature as exc:
+                info.unsupported[decl.name] = exc.feature
+                continue
+            if isinstance(ty, IntType) and decl.bitsize is None:
+                info.fields[decl.name] = ty
+            else:
+                info.unsupported[decl.name] = (
+                    "bit-field" if decl.bitsize is not None else f"field of type {ty.name}"
+                )
+        return info
 
     def array(self, node: c_ast.ArrayDecl) -> ArrayType:
         elem = self.resolve(node.type)
@@ -178,6 +234,8 @@ class TypeResolver:
 
     def signature(self, node: c_ast.FuncDecl) -> Signature:
         ret = self.resolve(node.type)
+        if isinstance(ret, (BlockType, StructType)):
+            raise self.unsupported(node, f"function returning {ret.name}")
         if node.args is None:
             return Signature(ret, None)
         params: list[tuple[str | None, CType]] = []
@@ -191,8 +249,10 @@ class TypeResolver:
             ty = self.resolve(p.type)
             if ty == VOID and getattr(p, "name", None) is None:
                 continue
-            if isinstance(ty, ArrayType):
+            if isinstance(ty, (ArrayType, BlockType)):
                 raise self.unsupported(p, "array parameter (a pointer)")
+            if isinstance(ty, StructType):
+                raise self.unsupported(p, "struct parameter")
             params.append((getattr(p, "name", None), ty))
         return Signature(ret, tuple(params), variadic)
 
@@ -203,4 +263,24 @@ class TypeResolver:
             if ty.size is None:
                 raise FrontendError(self.st.coord(node), "sizeof of an array of unknown size")
             return ty.size * self.size_of(ty.elem, node)
+        if isinstance(ty, BlockType):
+            return self.st.ct.pointer_bytes
+        if isinstance(ty, StructType):
+            return self.struct_size(ty.info, node)
         raise FrontendError(self.st.coord(node), "sizeof(void)")
+
+    def struct_size(self, info: StructInfo, node: Any) -> int:
+        """gcc's size of a struct of integer and pointer fields (natural alignment; i386 aligns
+        8-byte members to 4)."""
+        if info.fields is None:
+            raise FrontendError(self.st.coord(node), f"sizeof of incomplete struct {info.tag}")
+        if info.unsupported:
+            field, feature = next(iter(info.unsupported.items()))
+            raise self.unsupported(node, feature, f"sizeof(struct {info.tag}), field {field}")
+        offset, widest = 0, 1
+        for ty in info.fields.values():
+            size = max(1, ty.bits // 8)
+            align = min(size, self.st.ct.pointer_bytes if size == 8 else size)
+            widest = max(widest, align)
+            offset = -(-offset // align) * align + size
+        return -(-offset // widest) * widest

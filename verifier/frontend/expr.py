@@ -23,6 +23,7 @@ from ..ir import (
     INT,
     ArrayType,
     Assign,
+    Assume,
     Const,
     Expr,
     Havoc,
@@ -33,7 +34,8 @@ from ..ir import (
     free_vars,
     walk_stmts,
 )
-from .ctype import VOID, CType, TypeResolver
+from .ctype import VOID, CType, StructType, TypeResolver
+from .memory import BlockType, StructInfo
 from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding, VarBinding
 
 
@@ -75,6 +77,7 @@ class ExprLowerer:
             c_ast.Cast: self._cast,
             c_ast.FuncCall: self._call_value,
             c_ast.ArrayRef: lambda n, out: self.lvalue(n, out).read(),
+            c_ast.StructRef: lambda n, out: self.lvalue(n, out).read(),
             c_ast.ExprList: self._comma,
         }
 
@@ -139,9 +142,23 @@ class ExprLowerer:
         """The value of `node` converted to `ty` (as by assignment)."""
         value = self.value(node, out)
         try:
-            return cexpr.convert(value, ty)
+            return self.convert(value, ty, node)
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+
+    def convert(self, value: Expr, ty: IntType, node: Any) -> Expr:
+        """`value` converted to `ty` as by assignment; between a pointer and an integer only the
+        null constant converts, and a pointer converts to `_Bool` (the heap model's numbers are
+        not addresses)."""
+        memory = self.st.memory
+        source_pointer, target_pointer = memory.is_pointer(value.type), memory.is_pointer(ty)
+        if source_pointer and not target_pointer and not ty.is_bool:
+            raise UnsupportedFeature(self.st.coord(node), "pointer converted to an integer")
+        if target_pointer and not source_pointer:
+            if cexpr.const_value(value) != 0:
+                raise UnsupportedFeature(self.st.coord(node), "integer converted to a pointer")
+            return Const(0, ty)
+        return cexpr.convert(value, ty)
 
     def effect_error(self, node: Any, what: str) -> Exception:
         coord = self.st.coord(node)
@@ -180,10 +197,22 @@ class ExprLowerer:
         return e
 
     def binary(self, op: str, a: Expr, b: Expr, node: Any) -> Expr:
+        memory = self.st.memory
+        if memory.is_pointer(a.type) or memory.is_pointer(b.type):
+            return self._pointer_binary(op, a, b, node)
         try:
             return self.record(cexpr.binary(self.st.ct, op, a, b), node)
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+
+    def _pointer_binary(self, op: str, a: Expr, b: Expr, node: Any) -> Expr:
+        """`==`/`!=` between pointers or with the null constant; nothing else is modelled."""
+        if op not in ("==", "!="):
+            feature = "pointer comparison" if op in ("<", "<=", ">", ">=") else "pointer arithmetic"
+            raise UnsupportedFeature(self.st.coord(node), feature, op)
+        ty = a.type if self.st.memory.is_pointer(a.type) else b.type
+        assert isinstance(ty, IntType)
+        return cexpr.binary(self.st.ct, op, self.convert(a, ty, node), self.convert(b, ty, node))
 
     def truth(self, e: Expr) -> Expr:
         """`e != 0` as an int 0/1."""
@@ -205,6 +234,8 @@ class ExprLowerer:
             raise FrontendError(self.st.coord(node), f"type name '{node.name}' used as a value")
         if node.name in ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"):
             raise UnsupportedFeature(self.st.coord(node), "string literal", node.name)
+        if node.name == "NULL":  # used without its header, as in SV-COMP files stripped of includes
+            return self.st.memory.null()
         raise self.undeclared(node)
 
     def undeclared(self, node: c_ast.ID) -> Exception:
@@ -236,10 +267,14 @@ class ExprLowerer:
             return result
         if op in ("-", "+", "~", "!"):
             operand = self.value(node.expr, out)
+            if op != "!" and self.st.memory.is_pointer(operand.type):
+                raise UnsupportedFeature(self.st.coord(node), "pointer arithmetic", op)
             return self.record(cexpr.unary(self.st.ct, op, operand), node)
+        if op == "*":
+            return self._deref(node, out).read()
         if op == "sizeof":
             return Const(self.types.size_of(self._type_of(node.expr), node), self.st.ct.size_t)
-        features = {"&": "address-of (&)", "*": "pointer dereference", "_Alignof": "_Alignof"}
+        features = {"&": "address-of (&)", "_Alignof": "_Alignof"}
         raise UnsupportedFeature(self.st.coord(node), features.get(op, f"operator {op}"))
 
     def _type_of(self, node: Any) -> CType:
@@ -249,7 +284,15 @@ class ExprLowerer:
         if isinstance(node, c_ast.ID):
             binding = self.st.scopes.lookup(node.name)
             if isinstance(binding, VarBinding):
-                return binding.type
+                return self.st.memory.declared_type(binding.name, binding.type)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+            scratch_ptr: list[Stmt] = []
+            with self.no_effects(
+                lambda c, what: UnsupportedFeature(c, "sizeof of an expression with " + what)
+            ):
+                pointer = self.value(node.expr, scratch_ptr)
+            info = self._struct_target(pointer, node)
+            return StructType(info)
         scratch: list[Stmt] = []
         with self.no_effects(lambda c, what: UnsupportedFeature(c, "sizeof of an expression with " + what)):
             return self.value(node, scratch).type
@@ -340,9 +383,11 @@ class ExprLowerer:
 
     def _cast(self, node: c_ast.Cast, out: list[Stmt]) -> Expr:
         ty = self.types.resolve(node.to_type)
+        if isinstance(ty, BlockType):
+            raise UnsupportedFeature(self.st.coord(node), "pointer to an integer used as a value", ty.name)
         if not isinstance(ty, IntType):
             raise FrontendError(self.st.coord(node), f"cast to {ty.name} used as a value")
-        return cexpr.convert(self.value(node.expr, out), ty)
+        return self.convert(self.value(node.expr, out), ty, node)
 
     def _comma(self, node: c_ast.ExprList, out: list[Stmt]) -> Expr:
         for item in node.exprs[:-1]:
@@ -371,10 +416,53 @@ class ExprLowerer:
         if isinstance(node, c_ast.ArrayRef):
             return self._element(node, out)
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
-            raise UnsupportedFeature(self.st.coord(node), "pointer dereference")
+            return self._deref(node, out)
         if isinstance(node, c_ast.StructRef):
-            raise UnsupportedFeature(self.st.coord(node), "struct")
+            return self._field(node, out)
         raise FrontendError(self.st.coord(node), "expression is not assignable")
+
+    # ------------------------------------------------------------------ the heap (`memory`)
+
+    def _field(self, node: c_ast.StructRef, out: list[Stmt]) -> LValue:
+        """`p->f`, `(*p).f`: element p of the field's array, p assumed an allocated object."""
+        base = node.name
+        if node.type == ".":
+            if not (isinstance(base, c_ast.UnaryOp) and base.op == "*"):
+                raise UnsupportedFeature(self.st.coord(node), "struct")
+            base = base.expr
+        pointer = self.value(base, out)
+        info = self._struct_target(pointer, node)
+        name = node.field.name
+        if name in info.unsupported:
+            raise UnsupportedFeature(self.st.coord(node), info.unsupported[name], f"field {name}")
+        if info.fields is None or name not in info.fields:
+            raise FrontendError(self.st.coord(node), f"struct {info.tag} has no field '{name}'")
+        array = self.st.memory.field_array(self.st, info, name)
+        out.append(Assume(self.st.memory.allocated(self.st, pointer), self.st.coord(node)))
+        return LValue(array, pointer)
+
+    def _struct_target(self, pointer: Expr, node: Any) -> StructInfo:
+        memory = self.st.memory
+        info = memory.target(pointer.type) if isinstance(pointer.type, IntType) else None
+        if info is None:
+            what = "void *" if memory.is_pointer(pointer.type) else pointer.type.name
+            raise FrontendError(self.st.coord(node), f"member access through {what}")
+        return info
+
+    def _deref(self, node: c_ast.UnaryOp, out: list[Stmt]) -> LValue:
+        """`*a` and `*(a + i)` for a block `a` (`a[0]`, `a[i]`); a struct is no value here."""
+        target = node.expr
+        if isinstance(target, c_ast.BinaryOp) and target.op == "+":
+            if self._is_array(target.left):
+                return self._element(c_ast.ArrayRef(target.left, target.right, node.coord), out)
+            if self._is_array(target.right):
+                return self._element(c_ast.ArrayRef(target.right, target.left, node.coord), out)
+        if self._is_array(target):
+            return self._element(c_ast.ArrayRef(target, c_ast.Constant("int", "0"), node.coord), out)
+        pointer = self.value(target, out)
+        if self.st.memory.is_pointer(pointer.type):
+            raise UnsupportedFeature(self.st.coord(node), "struct", "a struct used as a value")
+        raise UnsupportedFeature(self.st.coord(node), "pointer dereference")
 
     def _element(self, node: c_ast.ArrayRef, out: list[Stmt]) -> LValue:
         array, index_node = node.name, node.subscript
@@ -386,9 +474,32 @@ class ExprLowerer:
         binding = self.st.scopes.lookup(array.name)
         assert isinstance(binding, VarBinding)
         index = self.value(index_node, out)
-        if not isinstance(index.type, IntType):
+        if not isinstance(index.type, IntType) or self.st.memory.is_pointer(index.type):
             raise FrontendError(self.st.coord(node), "array index is not an integer")
-        return LValue(Var(binding.name, binding.type), cexpr.convert(index, self.st.ct.promote(index.type)))
+        index = cexpr.convert(index, self.st.ct.promote(index.type))
+        length = self.st.memory.blocks.get(binding.name)
+        if length is not None:
+            inside = self.binary(
+                "&&",
+                self.binary(">=", index, Const(0, INT), node),
+                self.binary("<", index, length, node),
+                node,
+            )
+            out.append(Assume(inside, self.st.coord(node)))
+        return LValue(Var(binding.name, binding.type), index)
+
+    def block_variable(self, node: Any) -> Var | None:
+        """The block variable `node` names (`memory`), or None."""
+        if not isinstance(node, c_ast.ID):
+            return None
+        binding = self.st.scopes.lookup(node.name)
+        if isinstance(binding, VarBinding) and binding.name in self.st.memory.blocks:
+            return Var(binding.name, binding.type)
+        return None
+
+    def allocate_block(self, block: Var, node: Any, out: list[Stmt], coord: Coord | None) -> None:
+        """`block = node` where `node` must allocate (calls know how: `calls`)."""
+        raise UnsupportedFeature(coord, "pointer to an integer not from malloc")
 
     def _is_array(self, node: Any) -> bool:
         if not isinstance(node, c_ast.ID):
@@ -414,6 +525,15 @@ class ExprLowerer:
 
     def _assign(self, node: c_ast.Assignment, out: list[Stmt], want: bool) -> Expr | None:
         self.check_effects_allowed(node, "an assignment")
+        block = self.block_variable(node.lvalue)
+        if block is not None:
+            if node.op != "=" or want:
+                raise UnsupportedFeature(
+                    self.st.coord(node),
+                    "pointer arithmetic" if node.op != "=" else "pointer to an integer used as a value",
+                )
+            self.allocate_block(block, node.rvalue, out, self.st.coord(node))
+            return None
         lv = self.lvalue(node.lvalue, out)
         pos = len(out)
         rhs = self.converted(node.rvalue, lv.type, out) if node.op == "=" else self.value(node.rvalue, out)

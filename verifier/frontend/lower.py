@@ -33,6 +33,7 @@ from ..ir import (
 )
 from ..properties import ASSERT, READINGS
 from .coords import CoordMap, output_lines
+from .memory import BlockType
 from .preprocess import Preprocessed, preprocess, standard_typedefs
 from .state import LowerState, PoisonBinding, VarBinding
 from .stmt import StmtLowerer
@@ -320,8 +321,11 @@ class Frontend:
         except UnsupportedFeature as exc:
             st.scopes.define(node.name, PoisonBinding(exc))
             return
-        var = st.declare(node.name, ty, "global", st.coord(node))
-        st.scopes.define(node.name, VarBinding(var.name, ty))
+        if isinstance(ty, BlockType):
+            var = self.lw.declare_block(node.name, ty, "global", st.coord(node))
+        else:
+            var = st.declare(node.name, ty, "global", st.coord(node))
+            st.scopes.define(node.name, VarBinding(var.name, ty))
         self.globals.append((var, [node]))
 
     def global_inits(self) -> list[Stmt]:

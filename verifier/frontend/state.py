@@ -14,6 +14,7 @@ from ..ir import LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
 from .gotos import GotoContext
+from .memory import Memory
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class LowerState:
         self.gotos: GotoContext | None = None  # the labels of the function being lowered
         self.has_goto = False
         self.loop_entries: list[tuple[Coord | None, str]] = []  # `GotoPlan.entries` lowered
+        self.memory = Memory(ct.pointer_bytes * 8)
 
     def coord(self, node: Any) -> Coord | None:
         return self.coords.coord(getattr(node, "coord", None))

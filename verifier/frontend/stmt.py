@@ -34,8 +34,9 @@ from ..ir import (
     stmt_children,
 )
 from .calls import CallLowerer
-from .ctype import VOID, CType, Signature
+from .ctype import VOID, CType, Signature, StructType
 from .gotos import GotoContext, GotoPlan, plan_gotos
+from .memory import BlockType
 from .state import LowerState, PoisonBinding, TypedefBinding, VarBinding
 from .switch import lower_switch
 
@@ -231,6 +232,9 @@ class StmtLowerer(CallLowerer):
                 raise
             self.st.scopes.define(node.name, PoisonBinding(exc))  # unsupported only if it is used
             return
+        if isinstance(ty, BlockType):
+            self._block_local(node, ty, out)
+            return
         if "static" in storage:
             self._static_local(node, ty)
             return
@@ -241,8 +245,12 @@ class StmtLowerer(CallLowerer):
         self.st.scopes.define(node.name, VarBinding(var.name, ty))
         self.initialize(var, node.init, out, coord)
 
-    def complete(self, ty: CType, init: Any, node: Any) -> IntType | ArrayType:
+    def complete(self, ty: CType, init: Any, node: Any) -> IntType | ArrayType | BlockType:
         """The declared type, with the size of `int a[] = {...}` taken from the initialiser."""
+        if isinstance(ty, StructType):
+            raise UnsupportedFeature(self.st.coord(node), "struct", f"variable of type {ty.name}")
+        if isinstance(ty, BlockType):
+            return ty
         if ty == VOID or not isinstance(ty, (IntType, ArrayType)):
             raise FrontendError(self.st.coord(node), "variable of type void")
         if isinstance(ty, ArrayType) and ty.size is None:
@@ -251,6 +259,29 @@ class StmtLowerer(CallLowerer):
             indices = self.array_values(ty, init, []).keys()
             return ArrayType(ty.elem, max(indices, default=-1) + 1)
         return ty
+
+    def _block_local(self, node: c_ast.Decl, ty: BlockType, out: list[Stmt]) -> None:
+        coord = self.st.coord(node)
+        if "static" in (node.storage or []):
+            raise UnsupportedFeature(coord, "static pointer to an integer", node.name)
+        var = self.declare_block(node.name, ty, "local", coord, self._skipped_name(node))
+        if node.init is None:
+            length = self.st.memory.blocks[var.name]
+            out += [Havoc(var.name, coord, UNINITIALISED), Havoc(length.name, coord, UNINITIALISED)]
+        else:
+            self.allocate_block(var, node.init, out, coord)
+
+    def declare_block(
+        self, c_name: str, ty: BlockType, kind: str, coord: Coord | None, name: str | None = None
+    ) -> Var:
+        """A block variable (`memory`): the array, its length, its binding."""
+        st = self.st
+        var = st.declare(
+            c_name, ArrayType(ty.elem, None), kind, coord, plain=len(st.call_stack) <= 1, name=name
+        )
+        st.memory.blocks[var.name] = st.temp(st.ct.size_t, f"{var.name}.len")
+        st.scopes.define(c_name, VarBinding(var.name, var.type))
+        return var
 
     def _extern_local(self, node: c_ast.Decl) -> None:
         binding = self.st.scopes.frames[0].names.get(node.name)
@@ -271,6 +302,14 @@ class StmtLowerer(CallLowerer):
     def static_init(self, var: Var, init: Any, coord: Coord | None) -> list[Stmt]:
         """The start-of-program statements giving a global/static its C initial value (0 if none)."""
         out: list[Stmt] = []
+        length = self.st.memory.blocks.get(var.name)
+        if length is not None:
+            if init is not None:
+                raise UnsupportedFeature(coord, "initialised global pointer to an integer")
+            return [
+                Havoc(var.name, coord, UNINITIALISED),
+                Assign(length.name, Const(0, self.st.ct.size_t), coord),
+            ]
         with self.no_effects(lambda c, what: FrontendError(c, f"{what} in a static initializer")):
             if init is None and isinstance(var.type, IntType):
                 out.append(Assign(var.name, Const(0, var.type), coord))
@@ -349,9 +388,7 @@ class StmtLowerer(CallLowerer):
         coord = st.coord(node) or Coord(st.coords.filename, 0, 0)
         lid = st.loop_id(coord)
         parent = st.loop_stack[-1] if st.loop_stack else None
-        info = LoopInfo(
-            lid, coord, coord.line, st.scopes.visible_vars(), st.call_stack[-1], parent
-        )
+        info = LoopInfo(lid, coord, coord.line, st.scopes.visible_vars(), st.call_stack[-1], parent)
         st.loops.append(info)
         return lid
 

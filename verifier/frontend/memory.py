@@ -1,0 +1,151 @@
+"""The heap model: pointers to structs as object numbers, one array per struct field.
+
+A region-typed (Burstall-Bornat) model that the IR expresses with what it already has:
+
+* A pointer to a struct, or a `void *`, is an IR integer of a pointer type (`pointer_type`:
+  signed, the data model's pointer width, named as C writes it, e.g. `struct TSLL *`). 0 is
+  NULL; an allocation returns the next object number (`heap.top` counts them from 0; the model
+  assumes fewer than 2**(bits-1) - 1 allocations). Pointer values are only copied, compared
+  with `==`/`!=` and tested for truth: no arithmetic, ordering or conversion to an integer, so
+  any injective placement of objects (the compiled program's) behaves the same.
+* Field `f` of struct `S` is the array variable `S.f` ("heap" kind, C name `->f`, which the
+  printer shows as `p->f`) indexed by object number:
+  `p->f` reads `S.f[p]`, a write stores into it. Every access first assumes that p is an
+  allocated object, `0 < p <= heap.top` (a null dereference ends a compiled run, so no error is
+  reached along it; any other pointer is undefined behaviour, which reach-safety excludes).
+* Fields start arbitrary (each field array is havocked once at the start, and object numbers
+  are never reused); `calloc` zeroes every field at the new object. `free` is not modelled: a
+  use after free is undefined behaviour, which reach-safety tasks exclude (gcc replay stays the
+  judge of a counterexample).
+* A pointer to an integer type is a *block*: the variable is the array it points to
+  (`int *a = malloc(n * sizeof(int))`) with its length in elements (`a.len`); accesses `a[i]`,
+  `*(a + i)`, `*a` assume `0 <= i < a.len`. Each allocation havocs the array. A block is never
+  copied, compared or passed (those are unsupported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import Coord
+from ..ir import INT, ArrayType, Assign, Assume, Binary, Cast, Const, Expr, Havoc, IntType, Stmt, Store, Var
+
+if TYPE_CHECKING:
+    from .state import LowerState
+
+HEAP = "heap"  # the VarDecl kind of field arrays and the allocation counter
+ALLOCATED = "malloc"  # the Havoc origin of a block's contents at allocation
+FRESH = "heap contents"  # the Havoc origin of the field arrays at the start
+
+
+@dataclass
+class StructInfo:
+    """A struct tag: its integer and pointer fields (None until defined), and the fields whose
+    type the model does not cover, with the feature to report when one is used."""
+
+    tag: str
+    fields: dict[str, IntType] | None = None
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BlockType:
+    """The C type `T *` for an integer type T: a pointer the model treats as its block."""
+
+    elem: IntType
+
+    @property
+    def name(self) -> str:
+        return f"{self.elem.name} *"
+
+
+class Memory:
+    """The structs, pointer types and heap variables of one lowering run."""
+
+    def __init__(self, pointer_bits: int) -> None:
+        self.pointer_bits = pointer_bits
+        self.structs: dict[str, StructInfo] = {}
+        self.pointees: dict[str, StructInfo | None] = {}  # pointer type name -> struct (None: void)
+        self.field_arrays: dict[tuple[str, str], Var] = {}
+        self.blocks: dict[str, Var] = {}  # block variable -> its length variable
+        self.top: Var | None = None
+        self.anonymous = 0
+        self.untagged: dict[int, StructInfo] = {}
+
+    def struct(self, tag: str | None, node_id: int) -> StructInfo:
+        """The struct of `tag`; an untagged one is known by its declaration's node."""
+        if tag is None:
+            known = self.untagged.get(node_id)
+            if known is not None:
+                return known
+            self.anonymous += 1
+            tag = f"anonymous.{self.anonymous}"
+            self.untagged[node_id] = StructInfo(tag)
+            self.structs[tag] = self.untagged[node_id]
+        return self.structs.setdefault(tag, StructInfo(tag))
+
+    def pointer_type(self, target: StructInfo | None) -> IntType:
+        name = "void *" if target is None else f"struct {target.tag} *"
+        self.pointees[name] = target
+        return IntType(name, self.pointer_bits, True)
+
+    @staticmethod
+    def is_pointer(ty: object) -> bool:
+        return isinstance(ty, IntType) and ty.is_pointer
+
+    def target(self, ty: IntType) -> StructInfo | None:
+        return self.pointees.get(ty.name)
+
+    def declared_type(self, name: str, ty: IntType | ArrayType) -> IntType | ArrayType | BlockType:
+        """The C type of variable `name` whose IR type is `ty` (a block's is `T *`)."""
+        if name in self.blocks and isinstance(ty, ArrayType):
+            return BlockType(ty.elem)
+        return ty
+
+    def null(self) -> Const:
+        return Const(0, self.pointer_type(None))
+
+    # ------------------------------------------------------------------ heap variables
+
+    def field_array(self, st: LowerState, info: StructInfo, name: str) -> Var:
+        """The array of field `name` of `info`, declared (and havocked at the start) on first use."""
+        key = (info.tag, name)
+        var = self.field_arrays.get(key)
+        if var is None:
+            assert info.fields is not None
+            ty = ArrayType(info.fields[name], None)
+            var = st.declare(f"->{name}", ty, HEAP, None, name=st.reserve(f"{info.tag}.{name}", True))
+            st.init.append(Havoc(var.name, None, FRESH))
+            self.field_arrays[key] = var
+        return var
+
+    def allocation_counter(self, st: LowerState) -> Var:
+        if self.top is None:
+            self.top = st.declare("heap.top", self.null().type, HEAP, None, name=st.reserve("heap.top", True))
+            st.init.append(Assign(self.top.name, self.null()))
+        return self.top
+
+    def allocated(self, st: LowerState, pointer: Expr) -> Expr:
+        """`pointer` names an allocated object: 0 < pointer <= heap.top (what a dereference assumes)."""
+        top = self.allocation_counter(st)
+        ty = self.null().type
+        p = pointer if pointer.type == ty else Cast(pointer, ty)
+        return Binary("&&", Binary(">", p, Const(0, ty), INT), Binary("<=", p, top, INT), INT)
+
+    def allocate(self, st: LowerState, coord: Coord | None, zero: bool) -> tuple[list[Stmt], Expr]:
+        """The statements of one allocation (`calloc`: `zero`), and the new object's number."""
+        top = self.allocation_counter(st)
+        ty = self.null().type
+        fits = Binary(
+            "&&", Binary(">=", top, Const(0, ty), INT), Binary("<", top, Const(ty.max, ty), INT), INT
+        )
+        out: list[Stmt] = [Assume(fits, coord), Assign(top.name, Binary("+", top, Const(1, ty), ty), coord)]
+        if zero:
+            for info in list(self.structs.values()):
+                for name, fty in (info.fields or {}).items():
+                    array = self.field_array(st, info, name)
+                    out.append(
+                        Assign(array.name, Store(array, top, Const(0, fty), ArrayType(fty, None)), coord)
+                    )
+        return out, top
