@@ -74,7 +74,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--witness-in", type=Path, metavar="FILE",
-        help="check the loop invariants of this correctness witness (2.0): each valid, refuted or unknown",
+        help="a witness 2.0 to validate: a correctness witness's loop invariants are each checked (valid, "
+        "refuted or unknown); a violation witness is replayed (FALSE when its values reach the error)",
     )
     parser.add_argument(
         "--double-check", action="store_true",

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from quokka.verifier.checks import with_uninitialised
+from quokka.verifier.checks import replay_violation, with_uninitialised
 from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.definedness import STRICT
 from quokka.verifier.dump import dump_json, dump_program
@@ -19,7 +19,7 @@ from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.results import Result, Verdict
 from quokka.verifier.task import read_task
-from quokka.verifier.witnesses import WitnessError, witness_invariants
+from quokka.verifier.witnesses import WitnessError, violation_waypoints, witness_invariants
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .protocol import Proposer
@@ -124,6 +124,9 @@ def verify_path(path: Path, options: Options) -> Result:
         return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
+    validated = _violation_witness(program, options, target, started)
+    if validated is not None and validated.verdict is Verdict.FALSE:
+        return with_property(validated, target.choice)
     witness = _witness(options, target)
     claims = user_claims(program, _read_text(target.c_file), options.invariants, witness)
     options = options.with_(invariants=(*options.invariants, *witness)) if witness else options
@@ -133,6 +136,8 @@ def verify_path(path: Path, options: Options) -> Result:
                             target.c_file)
     result = _with_claims(program, result, claims, Budget(deadline))
     result = with_uninitialised(with_property(result, target.choice), target.uninitialised)
+    if validated is not None:
+        result = replace(result, extra={**result.extra, "violation_witness": validated.reason})
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result
@@ -148,6 +153,26 @@ def _witness(options: Options, target: Target) -> list[tuple[int, str]]:
     except WitnessError as exc:
         raise InputError(None, str(exc)) from None
     return [(inv.line, inv.expr) for inv in found]
+
+
+def _violation_witness(program: Program, options: Options, target: Target, started: float) -> Result | None:
+    """`--witness-in` with a violation sequence, replayed as SV-COMP's validators do: FALSE with
+    the counterexample when its values lead to the error (None when it is no violation witness)."""
+    if options.witness_in is None:
+        return None
+    try:
+        values = violation_waypoints(options.witness_in, target.c_file)
+    except WitnessError as exc:
+        raise InputError(None, str(exc)) from None
+    if values is None:
+        return None
+    cex, why = replay_violation(program, [(v.line, v.value) for v in values], target.c_file)
+    elapsed = time.monotonic() - started
+    if cex is None:
+        return Result(Verdict.UNKNOWN, f"violation witness not confirmed: {why}", str(target.c_file), elapsed)
+    reason = f"violation witness confirmed: error reached at line {cex.error_line}"
+    file = str(target.c_file)
+    return Result(Verdict.FALSE, reason, file, elapsed, counterexample=cex, decided_by="witness")
 
 
 def _claims_reserve(options: Options) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -93,6 +93,34 @@ def confirm_counterexample(
         else:
             notes.append(detail)
     return _counterexample(program, execution, tuple(confirmed), tuple(notes)), ""
+
+
+def replay_violation(
+    program: Program, values: Sequence[tuple[int, int]], source: Path | None
+) -> tuple[Counterexample | None, str]:
+    """Follow a violation witness: its `(line, value)`s answer the nondet calls in order (each on
+    its line; any other `Havoc` is 0), as a counterexample would be replayed; the counterexample
+    when the run reaches the error, else why the witness is not confirmed."""
+    pending = list(values)
+    misplaced: list[str] = []
+
+    def answer(decl: VarDecl, havoc: Havoc) -> int:
+        if not is_nondet_call(havoc.origin) or not pending or misplaced:
+            return 0
+        line, value = pending[0]
+        if havoc.coord is not None and havoc.coord.line != line:
+            misplaced.append(f"the witness's value for line {line} is asked for at {havoc.coord}")
+            return 0
+        pending.pop(0)
+        return value
+
+    execution = run(program, answer, check_uninitialised=True)
+    if misplaced:
+        return None, misplaced[0]
+    if execution.outcome != "error":
+        return None, f"following the witness ends with '{execution.outcome}' ({execution.message})"
+    found = EngineResult("witness", Status.UNSAFE, "violation witness", inputs=execution.inputs_used)
+    return confirm_counterexample(program, found, source)
 
 
 def _compiler_check(program: Program, execution: Execution, source: Path) -> tuple[str, str]:

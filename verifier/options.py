@@ -47,7 +47,7 @@ class Options:
     dump_dir: Path | None = None
     replay_with_compiler: bool = True
     all_invariants: bool = False  # the whole certificate, not the conjuncts that carry the proof
-    witness_in: Path | None = None  # a correctness witness whose loop invariants are checked
+    witness_in: Path | None = None  # a witness to validate: invariants checked, violations replayed
     double_check: bool = False  # every certificate re-checked by cvc5 over a second encoding
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -384,6 +384,56 @@ def _check_hash(path: Path, entry: Mapping[str, Any], program: Path) -> None:
         raise WitnessError(f"{path}: the witness is for another version of {program} (SHA-256 differs)")
 
 
+@dataclass(frozen=True)
+class WitnessValue:
+    """A `function_return` waypoint of a violation witness: the call at `line` returns `value`."""
+
+    line: int
+    value: int
+
+
+_RESULT_IS = re.compile(r"\s*\\result\s*==\s*\(?\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?\s*")
+
+
+def violation_waypoints(path: Path, program: Path | None = None) -> tuple[WitnessValue, ...] | None:
+    """The nondet values a violation witness follows, in order (None: it has no violation
+    sequence). A `function_return` constraint other than `\\result == N` is refused."""
+    entries = [e for e in read_witness(path) if e.get("entry_type") == "violation_sequence"]
+    if not entries:
+        return None
+    values: list[WitnessValue] = []
+    for entry in entries[:1]:
+        if program is not None:
+            _check_hash(path, entry, program)
+        for waypoint in _waypoints(entry):
+            if waypoint.get("type") == "function_return":
+                values.append(_return_value(path, waypoint))
+    return tuple(values)
+
+
+def _waypoints(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for item in entry.get("content") or []:
+        segment = item.get("segment") if isinstance(item, dict) else None
+        for element in segment or []:
+            waypoint = element.get("waypoint") if isinstance(element, dict) else None
+            if isinstance(waypoint, dict):
+                out.append(waypoint)
+    return out
+
+
+def _return_value(path: Path, waypoint: Mapping[str, Any]) -> WitnessValue:
+    location = waypoint.get("location") or {}
+    constraint = str((waypoint.get("constraint") or {}).get("value", ""))
+    found = _RESULT_IS.fullmatch(constraint)
+    if not isinstance(location, dict) or not isinstance(location.get("line"), int) or found is None:
+        raise WitnessError(
+            f"{path}: a function_return waypoint needs a line and '\\result == N', got {constraint!r}"
+        )
+    digits = found.group(1)
+    return WitnessValue(location["line"], int(digits, 16 if "x" in digits.lower() else 10))
+
+
 def invariant_arguments(invariants: Iterable[WitnessInvariant]) -> tuple[str, ...]:
     """`quokka verify` arguments that check `invariants`: `--invariant LINE:EXPR` each."""
     args: list[str] = []
