@@ -13,3 +13,9 @@ if [[ "${QUOKKA_SLOW:-0}" == 1 ]]; then
     markers=()
 fi
 python -m pytest -q -p no:cacheprovider ${markers[@]+"${markers[@]}"} "$@"
+# A short torture campaign (QUOKKA_TORTURE_MINUTES=0 skips it): 0 wrong verdicts, crashes or hangs.
+minutes="${QUOKKA_TORTURE_MINUTES:-3}"
+if [[ "$minutes" != 0 ]]; then
+    dev=../shared/benchmarks/quokka-dev/tasks.csv
+    quokka torture --minutes "$minutes" --timeout 8 --quiet --out torture-findings $([[ -f $dev ]] && echo "$dev")
+fi

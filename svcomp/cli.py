@@ -34,6 +34,12 @@ def report_command(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def torture_command(args: argparse.Namespace) -> int:
+    from .torture_command import torture_command as run
+
+    return run(args)
+
+
 def eval_model_command(args: argparse.Namespace) -> int:
     from .evalmodel_command import eval_model_command as run
 
@@ -147,11 +153,33 @@ def register_eval_model(subparsers: argparse._SubParsersAction[argparse.Argument
     parser.set_defaults(func=eval_model_command)
 
 
+def register_torture(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "torture", help="try to make Quokka answer wrongly, crash or hang",
+        description="Run generated programs (truth from gcc's build on every input), mutants of the "
+        "true tasks of SET (confirmed failing by gcc's build) and fuzzed copies of SET's programs "
+        "through `quokka verify`, in turn, for --minutes. Exit status 1 on any wrong verdict, crash "
+        "or hang; their programs are saved under --out.",
+    )
+    parser.add_argument("sets", nargs="*", type=Path, metavar="SET",
+                        help="task files, folders or tasks.csv files for mutants and fuzzing "
+                             "(default: none, generated programs only)")
+    parser.add_argument("--minutes", type=seconds, default=5.0, help="length of the campaign (default 5)")
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--timeout", type=seconds, default=10.0,
+                        help="the verifier's budget per trial, seconds (default 10)")
+    parser.add_argument("--out", type=Path, default=Path("torture-findings"),
+                        help="where the programs of findings are saved (default: torture-findings)")
+    parser.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    parser.set_defaults(func=torture_command)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m quokka.svcomp.cli batch|bench|report ...` (the same commands without the dispatcher)."""
     parser = argparse.ArgumentParser(prog="quokka-svcomp")
     sub = parser.add_subparsers(dest="command", required=True)
-    for register in (register_batch, register_bench, register_report, register_eval_model):
+    for register in (register_batch, register_bench, register_report, register_eval_model, register_torture):
         register(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)

@@ -1,0 +1,308 @@
+"""`quokka torture`: a campaign that tries to make Quokka answer wrongly, crash or hang.
+
+Trials take turns until the time is up, each `quokka verify --json` in its own limited process
+(`execution.run_limited`):
+
+* **generated programs**: random C over `int` (two inputs assumed in [-4, 4], a bounded loop,
+  branches, one assertion) whose truth is known: gcc's build is run on every input in the box;
+* **mutants** of the `true` tasks of a set: one comparison or constant of one assertion changed;
+  a mutant counts only when gcc's build reaches the error on some sampled input, and then it
+  must never be proved;
+* **fuzzed inputs**: a task's program truncated, with a span deleted, a line duplicated, random
+  bytes inserted, a number made huge or an expression nested thousands deep. Each must end in a
+  verdict or a located one-line error (exit 2), within the time limit, without a traceback.
+
+Wrong verdicts, crashes and hangs are counted and their programs saved under `--out`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from quokka.verifier.properties import ASSERT
+from quokka.verifier.replay import CompiledProgram, compile_c
+from quokka.verifier.results import Result, Verdict
+
+from .configs import DEFAULT_VERIFIER
+from .execution import Limits, Outcome, run_limited
+from .tasks import Task
+
+BOX = range(-4, 5)  # the inputs of a generated program
+MUTANT_SAMPLES = 60  # random inputs tried on gcc's build of a mutant
+VERDICT_EXITS = (0, 1)  # `quokka verify`: conclusive, unknown (a Result on stdout)
+INPUT_ERROR_EXIT = 2  # a located one-line error on stderr
+COUNTED = {"wrong": "wrong", "crash": "crashes", "hang": "hangs"}  # finding kind -> `Counts` field
+
+
+@dataclass
+class Counts:
+    """What a campaign did and found."""
+
+    programs: int = 0
+    programs_true: int = 0
+    mutants_tried: int = 0
+    mutants: int = 0  # confirmed failing by gcc's build
+    fuzz_inputs: int = 0
+    verdicts: dict[str, int] = field(default_factory=lambda: {"true": 0, "false": 0, "unknown": 0})
+    wrong: int = 0
+    crashes: int = 0
+    hangs: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.wrong or self.crashes or self.hangs)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # "wrong", "crash", "hang"
+    trial: str
+    detail: str
+
+
+# ----------------------------------------------------------------------------- generated programs
+
+PROLOGUE = """\
+extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) reach_error(); }
+int main(void) {
+  int a = __VERIFIER_nondet_int();
+  if (a < -4 || a > 4) return 0;
+  int b = __VERIFIER_nondet_int();
+  if (b < -4 || b > 4) return 0;
+"""
+
+
+def _term(rng: random.Random) -> str:
+    return rng.choice(["a", "b", "x", "y", str(rng.randint(-5, 5))])
+
+
+def _update(rng: random.Random) -> str:
+    target, other, c = rng.choice("xy"), _term(rng), rng.randint(1, 5)
+    value = rng.choice([
+        f"{target} + {c} * {other}", f"{target} - {other}", f"{target} * {c} + {other}",
+        f"{target} % {c + 1} + {other}", f"({target} ^ {other}) & 127", f"{target} / {c} - {other}",
+    ])  # fmt: skip
+    return f"{target} = ({value}) % 1000;"
+
+
+def _condition(rng: random.Random) -> str:
+    op = rng.choice(["<", "<=", ">", ">=", "==", "!="])
+    return f"{_term(rng)} {op} {_term(rng)}"
+
+
+def generated_program(rng: random.Random) -> str:
+    """A random program whose values stay far from int's limits (every update is taken % 1000)."""
+    lines = [f"  int x = {_term(rng).replace('x', 'a').replace('y', 'b')}, y = {rng.randint(-3, 3)};"]
+    body = [_update(rng) for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.6:
+        body.append(f"if ({_condition(rng)}) {{ {_update(rng)} }} else {{ {_update(rng)} }}")
+    lines.append(f"  for (int i = 0; i < {rng.randint(0, 6)}; i++) {{ {' '.join(body)} }}")
+    claim = rng.choice([_condition(rng), f"x % 2 == {rng.randint(0, 1)} || y != {rng.randint(-3, 3)}",
+                        f"x + y <= {rng.randint(-20, 60)}", f"x != {rng.randint(-10, 10)}"])
+    lines.append(f"  __VERIFIER_assert({claim});")
+    return PROLOGUE + "\n".join(lines) + "\n  return 0;\n}\n"
+
+
+def reaches_error(compiled: CompiledProgram, inputs: Iterator[Sequence[int]]) -> bool | None:
+    """Whether gcc's build reaches the error on one of `inputs` (None: a run failed)."""
+    for values in inputs:
+        outcome = compiled.run(values, timeout_s=5)
+        if outcome.status == "reached":
+            return True
+        if outcome.status != "not_reached":
+            return None
+    return False
+
+
+# ----------------------------------------------------------------------------- mutants
+
+_ASSERTION = re.compile(r"__VERIFIER_assert\s*\(")
+_COMPARISONS = {"<=": "<", "<": "<=", ">=": ">", ">": ">=", "==": "!=", "!=": "=="}
+_COMPARISON = re.compile(r"<=|>=|==|!=|(?<![<>-])<(?![<=])|(?<![<>-])>(?![>=])")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_CHANGES: tuple[tuple[re.Pattern[str], Callable[[str], str]], ...] = (
+    (_COMPARISON, lambda s: _COMPARISONS[s]),
+    (_NUMBER, lambda s: str(int(s) + 1)),
+)
+
+
+def mutants(text: str, rng: random.Random, limit: int = 4) -> list[str]:
+    """Variants of `text` with one comparison flipped or one constant shifted in one assertion."""
+    out: list[str] = []
+    for call in _ASSERTION.finditer(text):
+        end = text.find(";", call.end())
+        span = text[call.end() : end] if end > 0 else ""
+        for pattern, change in _CHANGES:
+            for hit in pattern.finditer(span):
+                start = call.end() + hit.start()
+                out.append(text[:start] + change(hit.group()) + text[start + len(hit.group()) :])
+    rng.shuffle(out)
+    return out[:limit]
+
+
+# ----------------------------------------------------------------------------- fuzzing
+
+
+def fuzzed(text: str, rng: random.Random) -> tuple[str, bytes]:
+    """One damaged copy of `text`: (what was done, the bytes)."""
+    data = text.encode()
+    cut = rng.randrange(max(1, len(data)))
+    choices: list[tuple[str, Callable[[], bytes]]] = [
+        ("truncated", lambda: data[:cut]),
+        ("span deleted", lambda: data[:cut] + data[cut + rng.randint(1, 40) :]),
+        ("line duplicated", lambda: _duplicate_line(text, rng).encode()),
+        ("random bytes", lambda: data[:cut] + bytes(rng.randrange(256) for _ in range(8)) + data[cut:]),
+        ("huge constant", lambda: _NUMBER.sub("123456789012345678901234567890", text, count=1).encode()),
+        ("deep nesting", lambda: text.replace("{", "{ int deep = " + "(" * 3000 + "0" + ")" * 3000 + ";", 1)
+         .encode()),
+        ("non-UTF-8", lambda: data[:cut] + b"\xff\xfe\xc3" + data[cut:]),
+    ]  # fmt: skip
+    name, make = rng.choice(choices)
+    return name, make()
+
+
+def _duplicate_line(text: str, rng: random.Random) -> str:
+    lines = text.splitlines(keepends=True)
+    k = rng.randrange(len(lines)) if lines else 0
+    return "".join(lines[: k + 1] + lines[k:])
+
+
+# ----------------------------------------------------------------------------- the campaign
+
+
+@dataclass(frozen=True)
+class Settings:
+    minutes: float
+    seed: int
+    timeout_s: float
+    out: Path
+    verifier: tuple[str, ...] = DEFAULT_VERIFIER
+
+
+class Campaign:
+    """Runs trials in turn until the deadline; `counts` and `findings` say what happened."""
+
+    def __init__(self, settings: Settings, true_tasks: Sequence[Task], sources: Sequence[Task]) -> None:
+        self.settings = settings
+        self.rng = random.Random(settings.seed)
+        self.true_tasks = list(true_tasks)
+        self.sources = list(sources)
+        self.counts = Counts()
+        self.findings: list[Finding] = []
+        self.deadline = time.monotonic() + 60 * settings.minutes
+        self.work = Path(tempfile.mkdtemp(prefix="quokka-torture-"))
+
+    def run(self, progress: Callable[[Counts], None] = lambda counts: None) -> Counts:
+        trials = [self.generated] + [self.mutant] * bool(self.true_tasks) + [self.fuzz] * bool(self.sources)
+        for k in itertools.count():
+            if time.monotonic() >= self.deadline:
+                break
+            trials[k % len(trials)](k)
+            progress(self.counts)
+        return self.counts
+
+    # --- trials
+
+    def generated(self, k: int) -> None:
+        path = self._write(f"gen{k}.c", generated_program(self.rng).encode())
+        compiled = self._compile(path)
+        if compiled is None:
+            return
+        truth = reaches_error(compiled, iter(itertools.product(BOX, BOX)))
+        if truth is None:
+            return
+        self.counts.programs += 1
+        self.counts.programs_true += not truth
+        self._judge(path, Verdict.FALSE if truth else Verdict.TRUE)
+
+    def mutant(self, k: int) -> None:
+        task = self.rng.choice(self.true_tasks)
+        text = task.program.read_text(errors="replace")
+        for m, variant in enumerate(mutants(text, self.rng, limit=1)):
+            self.counts.mutants_tried += 1
+            path = self._write(f"mut{k}_{m}_{task.program.name}", variant.encode())
+            compiled = self._compile(path, task.data_model or "LP64")
+            samples = ([self.rng.randint(-8, 64) for _ in range(12)] for _ in range(MUTANT_SAMPLES))
+            if compiled is not None and reaches_error(compiled, samples):
+                self.counts.mutants += 1
+                self._judge(path, Verdict.FALSE, task.data_model)
+
+    def fuzz(self, k: int) -> None:
+        task = self.rng.choice(self.sources)
+        what, data = fuzzed(task.program.read_text(errors="replace"), self.rng)
+        path = self._write(f"fuzz{k}_{task.program.name}", data)
+        self.counts.fuzz_inputs += 1
+        self._judge(path, None, task.data_model, what)
+
+    # --- helpers
+
+    def _write(self, name: str, data: bytes) -> Path:
+        path = self.work / name
+        path.write_bytes(data)
+        return path
+
+    def _compile(self, path: Path, data_model: str = "LP64") -> CompiledProgram | None:
+        workdir = self.work / f"{path.stem}.build"
+        workdir.mkdir(exist_ok=True)
+        built = compile_c(path, data_model, workdir, property_name=ASSERT)
+        return built if isinstance(built, CompiledProgram) else None
+
+    def _judge(
+        self, path: Path, truth: Verdict | None, data_model: str | None = None, what: str = ""
+    ) -> None:
+        """Verify `path`; a wrong verdict (against `truth`), a crash or a hang is a finding."""
+        outcome = self._verify(path, data_model)
+        trial = f"{path.name}{f' ({what})' if what else ''}"
+        problem = _problem(outcome)
+        if problem is not None:
+            self._found(problem[0], trial, problem[1], path)
+            return
+        if outcome.exit_code == INPUT_ERROR_EXIT:
+            return
+        result = Result.from_json(json.loads(outcome.stdout))
+        self.counts.verdicts[result.verdict.value] += 1
+        if truth is not None and result.verdict not in (truth, Verdict.UNKNOWN):
+            detail = f"{result.verdict.value}, expected {truth.value}: {result.reason}"
+            self._found("wrong", trial, detail, path)
+
+    def _verify(self, path: Path, data_model: str | None) -> Outcome:
+        command = [*self.settings.verifier, str(path), "--json", "--timeout", str(self.settings.timeout_s)]
+        if data_model:
+            command += ["--data-model", data_model]
+        return run_limited(command, Limits.for_timeout(self.settings.timeout_s))
+
+    def _found(self, kind: str, trial: str, detail: str, path: Path) -> None:
+        setattr(self.counts, COUNTED[kind], getattr(self.counts, COUNTED[kind]) + 1)
+        self.findings.append(Finding(kind, trial, detail))
+        self.settings.out.mkdir(parents=True, exist_ok=True)
+        (self.settings.out / path.name).write_bytes(path.read_bytes())
+        (self.settings.out / f"{path.name}.txt").write_text(f"{kind}: {detail}\n")
+
+
+def _problem(outcome: Outcome) -> tuple[str, str] | None:
+    """("hang" | "crash", detail) when the run did not end in a verdict or a located error."""
+    if outcome.killed_for:
+        return "hang", f"killed for {outcome.killed_for} after {outcome.wall_s:.0f} s"
+    if "Traceback" in outcome.stderr_tail or outcome.exit_code not in (*VERDICT_EXITS, INPUT_ERROR_EXIT):
+        return "crash", f"exit {outcome.exit_code} {outcome.signal_name}: {outcome.stderr_tail[-400:]}"
+    if outcome.exit_code in VERDICT_EXITS:
+        try:
+            Result.from_json(json.loads(outcome.stdout))
+        except (ValueError, KeyError, TypeError) as exc:
+            return "crash", f"unreadable --json output ({exc})"
+    elif len(outcome.stderr_tail.strip().splitlines()) != 1:
+        return "crash", f"an error of more than one line: {outcome.stderr_tail[-400:]}"
+    return None

@@ -1,0 +1,72 @@
+"""`quokka torture` (issue 20): generated programs with known truth, confirmed mutants, fuzzed
+inputs; a verifier that answers wrongly, crashes or hangs is caught and its program saved."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from quokka.svcomp.execution import Outcome
+from quokka.svcomp.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
+from quokka.verifier.frontend import lower_source
+from quokka.verifier.replay import gcc_available
+
+needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
+
+
+def test_generated_programs_are_seeded_and_lower() -> None:
+    first = [generated_program(random.Random(3)) for _ in range(2)]
+    assert first[0] == first[1]
+    for k in range(20):
+        lower_source(generated_program(random.Random(k)), f"g{k}.c")
+
+
+def test_a_mutant_changes_one_comparison_or_constant_of_an_assertion() -> None:
+    text = "int main() { int x = 1; if (x < 5) x = 2; __VERIFIER_assert(x <= 3); return 0; }"
+    found = set(mutants(text, random.Random(0), limit=10))
+    assert found == {text.replace("x <= 3", "x < 3"), text.replace("x <= 3", "x <= 4")}
+
+
+def test_fuzzing_damages_the_text() -> None:
+    text = "int main() { int x = 1; return x; }\n"
+    damaged = {fuzzed(text, random.Random(k))[1] for k in range(30)}
+    assert text.encode() not in damaged and len(damaged) > 5
+
+
+def _outcome(exit_code: int | None, stderr: str = "", stdout: str = "", killed_for: str = "") -> Outcome:
+    return Outcome(("quokka",), exit_code, None, stdout, stderr, 0.1, 0.1, 10.0, killed_for)
+
+
+def test_what_counts_as_a_crash_or_a_hang() -> None:
+    assert _problem(_outcome(2, "p.c:1:2: parse error: x\n")) is None
+    assert _problem(_outcome(None, killed_for="wall")) == ("hang", "killed for wall after 0 s")
+    crash = _problem(_outcome(1, 'Traceback (most recent call last):\n  File "x"\nKeyError: 1\n'))
+    assert crash is not None and crash[0] == "crash"
+    assert _problem(_outcome(0, stdout="not json"))[0] == "crash"  # type: ignore[index]
+    assert _problem(_outcome(2, "error one\nerror two\n"))[0] == "crash"  # type: ignore[index]
+
+
+@needs_gcc
+def test_a_short_campaign_finds_nothing_wrong(tmp_path: Path) -> None:
+    campaign = Campaign(Settings(0.2, 1, 5.0, tmp_path / "out"), [], [])
+    counts = campaign.run()
+    assert counts.programs >= 1 and sum(counts.verdicts.values()) >= 1
+    assert not counts.failed, campaign.findings
+
+
+@needs_gcc
+def test_a_verifier_that_always_says_true_is_caught(tmp_path: Path) -> None:
+    liar = tmp_path / "liar.py"
+    liar.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'verdict': 'true', 'reason': 'trust me', 'file': sys.argv[1]}))\n"
+    )
+    settings = Settings(0.15, 2, 5.0, tmp_path / "out", verifier=(sys.executable, str(liar)))
+    campaign = Campaign(settings, [], [])
+    counts = campaign.run()
+    assert counts.wrong >= 1 and counts.failed
+    assert all(f.kind == "wrong" for f in campaign.findings)
+    saved = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert any(name.endswith(".c") for name in saved) and any(name.endswith(".txt") for name in saved)
