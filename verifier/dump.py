@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .cfg import Branch, Cfg, Jump, build_cfg
-from .encode import dump as dump_conditions
+from .chc import dump as dump_conditions
 from .ir import Program
 from .printer import format_expr, format_program, format_stmt
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import z3
 
@@ -37,6 +36,7 @@ from .ir import (
     Program,
     Unary,
     Var,
+    require_integers,
     walk_stmts,
 )
 from .smt import Translator, const, in_range
@@ -224,7 +224,7 @@ class _Segments:
         ty = self.types[s.target]
         fresh = const(f"{s.target}!{len(self.havocs)}", ty)
         self.havocs.append(HavocSite(s, fresh, state.guard))
-        guard = state.guard if isinstance(ty, ArrayType) else conj(state.guard, in_range(fresh, ty))
+        guard = state.guard if not isinstance(ty, IntType) else conj(state.guard, in_range(fresh, ty))
         return State(guard, {**state.env, s.target: fresh})
 
 
@@ -277,7 +277,9 @@ def _edges_of(src: str, exits: Mapping[str, list[State]], havocs: tuple[HavocSit
 
 
 def encode(program: Program) -> Encoding:
-    """The cutpoint graph of `program` with exact edge formulas and the live variables per loop."""
+    """The cutpoint graph of `program` with exact edge formulas and the live variables per loop.
+    Raises `UnsupportedByEngine` for a program with floating point (only BMC handles it)."""
+    require_integers(program)
     _check_names(program)
     cfg = build_cfg(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
@@ -305,7 +307,9 @@ def _all_segments(
 def explore(program: Program, watch: Watch) -> None:
     """Execute every segment symbolically; before each statement and branch of a segment from
     cutpoint `start`, call `watch(start, pre)(coord, operands, state)`, where `pre` are the
-    constants of the state at a loop head `start`."""
+    constants of the state at a loop head `start`. Raises `UnsupportedByEngine` for a program
+    with floating point."""
+    require_integers(program)
     _check_names(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
     for _, segments in _all_segments(build_cfg(program), pre, watch):
@@ -365,13 +369,6 @@ def live_variables(enc: Encoding) -> dict[str, tuple[str, ...]]:
                 changed = True
     order = [v.name for v in enc.program.variables]
     return {loop: tuple(v for v in order if v in live[loop]) for loop in loops}
-
-
-def dump(program: Program, directory: Path, invariants: Mapping[str, Expr] | None = None) -> list[Path]:
-    """Write every verification condition and the CHC system as SMT-LIB files (see `chc.dump`)."""
-    from .chc import dump as dump_chc
-
-    return dump_chc(program, directory, invariants)
 
 
 # ----------------------------------------------------------------------------- type-range facts

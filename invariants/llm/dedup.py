@@ -8,79 +8,39 @@ A query that times out counts as "different": both candidates stay.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import z3
-from quokka.verifier.ir import Expr, IntType, Program, free_vars
-from quokka.verifier.smt import Translator, const, in_range
+from quokka.verifier.ir import Program
+from quokka.verifier.meaning import Equivalence, Fingerprint
 
 from ..protocol import Candidate
 
-POINTS = 6
-QUERY_TIMEOUT_MS = 50
 MAX_QUERIES = 200
-
-
-@dataclass
-class _Loop:
-    """The accepted candidates of one loop with their Z3 formulas and fingerprints."""
-
-    kept: list[tuple[Candidate, z3.BoolRef, tuple[bool | None, ...]]]
-
-
-def _point_value(rng: random.Random, ty: IntType) -> int:
-    value = rng.choice([rng.randint(-8, 8), rng.randint(-100, 100), rng.randint(0, 3)])
-    return int(min(max(value, ty.min), ty.max))
 
 
 class Deduplicator:
     """Remembers what it has kept, per loop; `fresh` says whether a candidate is new."""
 
     def __init__(self, program: Program, seed: int = 0) -> None:
-        self.types = program.var_types
-        self.env = {name: const(name, ty) for name, ty in self.types.items()}
-        rng = random.Random(seed)
-        ints = {n: t for n, t in self.types.items() if isinstance(t, IntType)}
-        self.points = [
-            [(self.env[n], z3.IntVal(_point_value(rng, t))) for n, t in ints.items()] for _ in range(POINTS)
-        ]
-        self.loops: dict[str, _Loop] = {}
-        self.queries = 0
-
-    def _fingerprint(self, f: z3.BoolRef) -> tuple[bool | None, ...]:
-        out: list[bool | None] = []
-        for point in self.points:
-            v = z3.simplify(z3.substitute(f, *point)) if point else z3.simplify(f)
-            out.append(True if z3.is_true(v) else False if z3.is_false(v) else None)
-        return tuple(out)
-
-    def _equivalent(self, a: Expr, fa: z3.BoolRef, b: Expr, fb: z3.BoolRef) -> bool:
-        if self.queries >= MAX_QUERIES:
-            return False
-        self.queries += 1
-        solver = z3.Solver()
-        solver.set("timeout", QUERY_TIMEOUT_MS)
-        for name in free_vars(a) | free_vars(b):
-            ty = self.types[name]
-            if isinstance(ty, IntType):
-                solver.add(in_range(self.env[name], ty))
-        solver.add(fa != fb)
-        return bool(solver.check() == z3.unsat)
+        self.meaning = Equivalence(program.var_types, seed)
+        self.kept: dict[str, list[tuple[Candidate, Fingerprint]]] = {}
 
     def fresh(self, c: Candidate) -> bool:
         """True (and remembered) when `c` differs from every candidate kept for its loop."""
-        loop = self.loops.setdefault(c.loop_id, _Loop([]))
-        if any(k.expr == c.expr for k, _, _ in loop.kept):
+        kept = self.kept.setdefault(c.loop_id, [])
+        if any(k.expr == c.expr for k, _ in kept):
             return False
-        f = Translator(self.env).formula(c.expr)
-        fp = self._fingerprint(f)
-        same = [(k, fk) for k, fk, pk in loop.kept if pk == fp]
-        if any(self._equivalent(c.expr, f, k.expr, fk) for k, fk in same):
+        fp = self.meaning.fingerprint(c.expr)
+        same = [k for k, pk in kept if pk == fp]
+        if any(self._equivalent(c, k) for k in same):
             return False
-        loop.kept.append((c, f, fp))
+        kept.append((c, fp))
         return True
+
+    def _equivalent(self, a: Candidate, b: Candidate) -> bool:
+        if self.meaning.queries >= MAX_QUERIES:
+            return False
+        return bool(self.meaning.equivalent(a.expr, b.expr))
 
 
 def deduplicate(

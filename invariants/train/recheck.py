@@ -11,13 +11,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import z3
-from quokka.verifier import smt
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
-from quokka.verifier.ir import Binary, Const, Expr, IntType, LoopInfo, Program, Var, operands
+from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, operands
+from quokka.verifier.meaning import SolverError, always_true
 
 from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of
@@ -63,7 +62,7 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
         if useless:
             return Checked(target, False, info.insert_after_line, useless)
         obligations = check(program, {info.id: expr}, Budget.of(timeout_s))
-    except (QuokkaError, OSError, RecursionError, z3.Z3Exception) as exc:
+    except (QuokkaError, OSError, RecursionError, SolverError) as exc:
         return Checked(target, False, target.after_line, f"{type(exc).__name__}: {exc}")
     bad = [o for o in obligations.items if o.kind in (*INDUCTIVE_KINDS, "input") and not o.valid]
     reason = "; ".join(o.reason for o in bad) if bad else "inductive"
@@ -75,14 +74,7 @@ def uninformative(program: Program, expr: Expr) -> str | None:
     of its variables, or it lists states one by one (Quokka's own certificates of small programs)."""
     if _state_list(expr):
         return "a list of states, not an invariant to learn"
-    env = {v.name: smt.const(v.name, v.type) for v in program.variables}
-    solver = z3.Solver()
-    solver.set(timeout=1000)
-    for v in program.variables:
-        if isinstance(v.type, IntType):
-            solver.add(smt.in_range(env[v.name], v.type))  # type: ignore[arg-type]
-    solver.add(z3.Not(smt.Translator(env).formula(expr)))
-    return "true for every value (a tautology)" if solver.check() == z3.unsat else None
+    return "true for every value (a tautology)" if always_true(program.var_types, expr) else None
 
 
 def _state_list(expr: Expr) -> bool:

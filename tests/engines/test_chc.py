@@ -7,7 +7,8 @@ from pathlib import Path
 import z3
 from corpus import BY_NAME
 from quokka.verifier import chc
-from quokka.verifier.encode import dump, encode
+from quokka.verifier.chc import dump
+from quokka.verifier.encode import encode
 
 
 def _check_file(path: Path, logic: str | None = None) -> z3.CheckSatResult:
