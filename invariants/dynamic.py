@@ -338,12 +338,18 @@ def _relations(atom: Binary, states: Sequence[State], limit: int, ll: IntType) -
     if lo == hi == 0:
         return [Binary("==", left, right, INT)]
     out: list[Expr] = []
+    # A strict bound seen on a prefix of the run is often the exit test: its non-strict form also
+    # holds in the state that leaves the loop (`x <= 1000000` for `while (x < 1000000) x += 2`).
+    if hi < 0:
+        out.append(Binary("<", left, right, INT))
     if hi <= 0:
-        out.append(Binary("<" if hi < 0 else "<=", left, right, INT))
+        out.append(Binary("<=", left, right, INT))
     elif abs(hi) <= limit:
         out.append(_offset(left, "<=", right, hi, ll))
+    if lo > 0:
+        out.append(Binary(">", left, right, INT))
     if lo >= 0:
-        out.append(Binary(">" if lo > 0 else ">=", left, right, INT))
+        out.append(Binary(">=", left, right, INT))
     elif abs(lo) <= limit:
         out.append(_offset(left, ">=", right, lo, ll))
     return out

@@ -305,3 +305,20 @@ def test_a_counter_with_few_values_splits_the_states_into_cases():
     texts = _texts(cands)
     assert {"c != 0 || y == 0", "c != 1 || y == x", "c != 2 || y == x + 1"} <= texts
     _well_typed(program, cands)
+
+
+def test_a_strict_exit_bound_seen_on_a_prefix_also_comes_non_strict(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`while (x < 1000000) x += 2`: the run's prefix shows `x < 1000000`, which fails where the
+    loop is left; `x <= 1000000` (with `x % 2 == 0`) is the invariant that proves `x == 1000000`."""
+    from quokka.invariants.verify import verify_path
+    from quokka.verifier.options import Options
+    from quokka.verifier.results import Verdict
+
+    path = tmp_path / "even.c"
+    path.write_text(
+        "extern void reach_error(void);\n"
+        "int main() { int x = 0; while (x < 1000000) x += 2; if (x != 1000000) reach_error(); return 0; }\n"
+    )
+    result = verify_path(path, Options(timeout_s=20, engines=("houdini",)))
+    assert result.verdict is Verdict.TRUE, result.reason
+    assert any(inv.expr == "x <= 1000000" for inv in result.invariants)
