@@ -60,7 +60,7 @@ def _print_counterexample(result: Result, console: Console) -> None:
     for column in ("#", "line", "source", "value"):
         table.add_column(column)
     for i, value in enumerate(cex.inputs, 1):
-        table.add_row(str(i), str(value.line), value.origin, str(value.value))
+        table.add_row(str(i), str(value.line), value.origin, value.text)
     console.print(table)
     if cex.loop_heads or cex.error_state:
         console.print(_trace_table(cex))

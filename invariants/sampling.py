@@ -2,7 +2,8 @@
 
 Inputs come from a fixed rotation of strategies (small values around 0, small non-negative
 values, boundary values of the type mixed with small ones, values anywhere in the type with
-magnitudes spread over the bit widths) with growing radii, and from seeds: input prefixes that
+magnitudes spread over the bit widths; for a float, its IEEE encoding: small values, halves,
+zeros, infinities, NaN, any bit pattern) with growing radii, and from seeds: input prefixes that
 Z3 finds for the path to a loop head (`seeds.SeedSource`), continued with small values. Every
 other run may be seeded, for the loop that the fewest runs have reached so far: a few seeds for
 every loop, more while random inputs rarely reach it (a Z3 model costs far more than a run).
@@ -22,9 +23,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
-from quokka.verifier import semantics
+from quokka.verifier import fpsem, semantics
 from quokka.verifier.interp import Runner, compile_program
-from quokka.verifier.ir import ArrayType, Havoc, IntType, Label, Loop, Program, VarDecl, walk_stmts
+from quokka.verifier.ir import (
+    ArrayType,
+    FloatType,
+    Havoc,
+    IntType,
+    Label,
+    Loop,
+    Program,
+    VarDecl,
+    walk_stmts,
+)
 
 from .seeds import SeedSource
 
@@ -95,6 +106,8 @@ class InputStream:
             self.used += 1
             return self.prefix[self.used - 1]
         ty = decl.type.elem if isinstance(decl.type, ArrayType) else decl.type
+        if isinstance(ty, FloatType):
+            return draw_float(self.rng, ty, self.mode, self.radius)
         return draw(self.rng, ty, self.mode, self.radius)
 
 
@@ -113,6 +126,30 @@ def draw(rng: random.Random, ty: IntType, mode: str, radius: int) -> int:
     low: int = ty.min
     high: int = ty.max
     return max(low, min(high, rng.randint(lo, radius)))
+
+
+_SPECIAL_FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("-inf"), float("nan"), 1e308, 5e-324)
+
+
+def draw_float(rng: random.Random, ty: FloatType, mode: str, radius: int) -> int:
+    """One input for a float of type `ty`: the IEEE encoding of the value (see `fpsem`)."""
+    if mode == "wide" and rng.random() < 0.3:
+        bits: int = rng.getrandbits(ty.bits)
+        return bits
+    if mode == "wide":  # magnitudes spread over the exponents (where rounding starts to bite)
+        value = rng.choice([-1, 1]) * rng.uniform(1, 2) * 2.0 ** rng.randint(-64, 96)
+        if rng.random() < 0.5:
+            value = float(round(value))
+    elif mode == "boundary" and rng.random() < 0.3:
+        value = rng.choice(_SPECIAL_FLOATS)
+    else:
+        lo = 0 if mode == "positive" else -radius
+        hi = 2 if mode == "tiny" else radius
+        value = rng.uniform(lo, hi)
+        if rng.random() < 0.5:  # integers and halves: exact, and what loop bounds compare with
+            value = round(2 * value) / 2
+    encoded: int = fpsem.to_bits(fpsem.round_to(value, ty), ty)
+    return encoded
 
 
 def _wide(rng: random.Random, ty: IntType) -> int:

@@ -2,7 +2,8 @@
 
 Random inputs rarely satisfy preconditions such as `assume(x >= 1 && x <= 100)` or
 `if (!(a > 0)) return 0;`. This module executes the program symbolically on its control-flow
-graph (forking at each branch, unrolling each loop at most `unroll` times, giving up on arrays)
+graph (forking at each branch, unrolling each loop at most `unroll` times, giving up on arrays
+and on programs with floating point)
 and records, for each loop, the path condition of the first arrivals at its head. Z3 models of
 those conditions, pushed towards random small boxes for variety, give input prefixes in the order
 the interpreter takes them. The interpreter has the last word: a seed that does not really reach
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 import z3
 from quokka.verifier.cfg import Branch, Cfg, Jump, Simple, build_cfg
-from quokka.verifier.ir import Assign, Havoc, IntType, Program
+from quokka.verifier.ir import Assign, Havoc, IntType, Program, uses_floats
 from quokka.verifier.smt import Translator, const, in_range
 
 MAX_FAILURES = 4  # unsatisfiable or unknown queries before a path condition is given up
@@ -163,6 +164,8 @@ def targets(
     program: Program, unroll: int = 2, max_paths: int = 32, deadline: float = float("inf")
 ) -> list[Target]:
     """Path conditions of arrivals at loop heads (possibly incomplete: see the module docstring)."""
+    if uses_floats(program):
+        return []
     explorer = _Explorer(build_cfg(program), unroll, max_paths, deadline)
     zero_array = z3.K(z3.IntSort(), z3.IntVal(0))
     env = {d.name: z3.IntVal(0) if isinstance(d.type, IntType) else zero_array for d in program.variables}

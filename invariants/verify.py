@@ -10,10 +10,10 @@ from quokka.verifier.checks import replay_violation, with_uninitialised
 from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.definedness import STRICT
 from quokka.verifier.dump import dump_json, dump_program
-from quokka.verifier.engines.base import Budget
+from quokka.verifier.engines.base import Budget, EngineResult, unknown
 from quokka.verifier.errors import InputError, UnsupportedFeature
 from quokka.verifier.frontend import lower
-from quokka.verifier.ir import Program
+from quokka.verifier.ir import Program, refusal
 from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
@@ -86,7 +86,23 @@ def strategies(
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))
     if "houdini" in options.engines and proposers:
         chosen["quokka"] = QuokkaLoop(proposers, options, source).run
+    refused = refusal(program)
+    if refused is not None:
+        return {name: s if name in FLOAT_STRATEGIES else _refused(name, refused)
+                for name, s in chosen.items()}
     return chosen
+
+
+FLOAT_STRATEGIES = frozenset({"bmc", "testing"})  # what may handle floating point: FALSE or UNKNOWN only
+
+
+def _refused(name: str, why: str) -> Strategy:
+    """A strategy that answers UNKNOWN at once (`why`: the program has floating point)."""
+
+    def refuse(program: Program, budget: Budget) -> EngineResult:
+        return unknown(name, why)
+
+    return refuse
 
 
 def verify_program(program: Program, options: Options, source_path: Path | None = None) -> Result:

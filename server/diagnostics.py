@@ -137,7 +137,7 @@ def _violated_range(source: SourceText, sites: tuple[Site, ...], cex: Counterexa
 
 
 def _cex_message(cex: Counterexample) -> str:
-    inputs = ", ".join(f"{i.origin}() = {i.value} (line {i.line})" for i in cex.inputs) or "no inputs"
+    inputs = ", ".join(f"{i.origin}() = {i.text} (line {i.line})" for i in cex.inputs) or "no inputs"
     confirmed = f"; confirmed by {', '.join(cex.confirmed_by)}" if cex.confirmed_by else ""
     message = f"assertion violated — counterexample: {inputs}{confirmed}"
     if cex.loop_heads:
@@ -156,7 +156,7 @@ def _cex_related(uri: str, source: SourceText, result: Result,
     def info(line: int, message: str) -> lsp.DiagnosticRelatedInformation:
         return lsp.DiagnosticRelatedInformation(lsp.Location(uri, source.line_range(line)), message)
 
-    out = [info(i.line, f"input: {i.origin}() returns {i.value}") for i in cex.inputs]
+    out = [info(i.line, f"input: {i.origin}() returns {i.text}") for i in cex.inputs]
     for loop, iteration, state in cex.loop_heads[-MAX_LOOP_STATES:]:
         out.append(info(loop_line(result, loop) or cex.error_line,
                         f"loop {loop}, iteration {iteration}: {_state(state)}"))

@@ -1,8 +1,11 @@
-"""C's integer typing rules over IR expressions: promotions, usual arithmetic conversions, literals.
+"""C's typing rules over IR expressions: promotions, usual arithmetic conversions, literals.
 
-Every operator built here has operands of the operator's type (explicit `Cast`s), as the IR
-requires; operations on constants are folded with `semantics`, so the folded value is exactly
-what the IR would compute. The frontend (`lower`, `parse_invariant`) builds all its arithmetic
+Every operator built here has operands of the operator's type (explicit `Cast`s, `ToFloat`s,
+`FloatToInt`s), as the IR requires; operations on constants are folded with `semantics` (and
+`fpsem` for floats), so the folded value is exactly what the IR would compute. A floating
+operand makes an arithmetic operator or comparison floating (the usual arithmetic conversions:
+int op double -> double, float op double -> double); `%`, shifts, bitwise operators and `~` on a
+float raise ValueError (C rejects them). The frontend (`lower`, `parse_invariant`) builds all its arithmetic
 through this module, so there is one implementation of C's typing.
 """
 
@@ -11,10 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import semantics
+from . import fpsem, semantics
 from .ir import (
     ARITH_OPS,
     COMPARE_OPS,
+    FLOAT_NODES,
     INT,
     INT128,
     LOGIC_OPS,
@@ -23,10 +27,19 @@ from .ir import (
     Cast,
     Const,
     Expr,
+    FloatBinary,
+    FloatCompare,
+    FloatConst,
+    FloatExpr,
+    FloatToInt,
+    FloatType,
+    FloatUnary,
     IntType,
     Ite,
+    ScalarType,
     Select,
     Store,
+    ToFloat,
     Unary,
     int_types,
 )
@@ -92,6 +105,14 @@ class CTypes:
             return sig
         return self.unsigned_of(sig)
 
+    def arithmetic(self, a: ScalarType, b: ScalarType) -> ScalarType:
+        """The usual arithmetic conversions with floats: the wider float type if there is one."""
+        floats = [t for t in (a, b) if isinstance(t, FloatType)]
+        if floats:
+            return max(floats, key=lambda t: t.bits)
+        assert isinstance(a, IntType) and isinstance(b, IntType)
+        return self.common(a, b)
+
 
 # ----------------------------------------------------------------------------- folding
 
@@ -116,6 +137,8 @@ def fold(e: Expr) -> Expr:
 
 
 def _fold_top(e: Expr) -> Expr | None:
+    if isinstance(e, FLOAT_NODES):
+        return _fold_float(e)
     if isinstance(e, Cast) and isinstance(e.operand, Const):
         return Const(semantics.wrap(e.operand.value, e.type), e.type)
     if isinstance(e, Unary) and isinstance(e.operand, Const):
@@ -133,6 +156,27 @@ def _fold_top(e: Expr) -> Expr | None:
         return _fold_short_circuit(e.op, e.left.value)
     if isinstance(e, Ite) and isinstance(e.cond, Const):
         return e.then if e.cond.value else e.orelse
+    return None
+
+
+def _fold_float(e: FloatExpr) -> Expr | None:
+    """A float operation on constants, evaluated as `fpsem` does (None when not constant; a
+    conversion to an integer that is undefined stays, for the interpreter to report)."""
+    if isinstance(e, ToFloat) and isinstance(e.operand, Const):
+        return FloatConst(fpsem.from_int(e.operand.value, e.type), e.type)
+    if isinstance(e, ToFloat) and isinstance(e.operand, FloatConst):
+        return FloatConst(fpsem.convert(e.operand.value, e.type), e.type)
+    if isinstance(e, FloatToInt) and isinstance(e.operand, FloatConst):
+        return Const(fpsem.to_int(e.operand.value, e.type), e.type)  # UndefinedBehaviour: kept
+    if isinstance(e, FloatUnary) and isinstance(e.operand, FloatConst):
+        return FloatConst(-e.operand.value, e.type)
+    if isinstance(e, (FloatBinary, FloatCompare)):
+        a, b = e.left, e.right
+        if not (isinstance(a, FloatConst) and isinstance(b, FloatConst)):
+            return None
+        if isinstance(e, FloatCompare):
+            return Const(fpsem.compare(e.op, a.value, b.value), INT)
+        return FloatConst(fpsem.arith(e.op, a.value, b.value, e.type), e.type)
     return None
 
 
@@ -154,16 +198,57 @@ def int_type(e: Expr) -> IntType:
     return e.type
 
 
-def convert(e: Expr, ty: IntType) -> Expr:
-    """`e` converted to `ty` as by assignment or a cast (wraps; to _Bool: != 0)."""
-    int_type(e)
-    if e.type == ty:
+def scalar_type(e: Expr) -> ScalarType:
+    """The type of an integer or floating expression (raises TypeError for an array)."""
+    if isinstance(e.type, ArrayType):
+        raise TypeError(f"not a scalar expression: {e.type}")
+    return e.type
+
+
+def is_float(e: Expr) -> bool:
+    return isinstance(e.type, FloatType)
+
+
+def zero_of(ty: FloatType) -> FloatConst:
+    return FloatConst(0.0, ty)
+
+
+def truth(e: Expr) -> Expr:
+    """`e` as a condition of the IR (an integer): a float `x` becomes `x != 0.0`."""
+    if isinstance(e.type, FloatType):
+        return FloatCompare("!=", e, zero_of(e.type))
+    return e
+
+
+def convert(e: Expr, ty: ScalarType) -> Expr:
+    """`e` converted to `ty` as by assignment or a cast (integers wrap; to _Bool: != 0; to a
+    float: rounded; a float to an integer: truncated, undefined when out of range)."""
+    source = scalar_type(e)
+    if source == ty:
         return e
+    if isinstance(ty, FloatType):
+        return fold(ToFloat(e, ty))
+    if isinstance(source, FloatType):
+        if ty.is_bool:
+            return convert(fold(truth(e)), ty)
+        return fold(FloatToInt(e, ty))
     return fold(Cast(e, ty))
+
+
+def _float_unary(op: str, e: Expr, ty: FloatType) -> Expr:
+    if op == "!":
+        return fold(FloatCompare("==", e, zero_of(ty)))
+    if op == "+":
+        return e
+    if op == "-":
+        return fold(FloatUnary("-", e, ty))
+    raise ValueError(f"wrong type argument to {op}: {ty}")
 
 
 def unary(ct: CTypes, op: str, e: Expr) -> Expr:
     """`op e` for op in `- ~ ! +` with C's promotions."""
+    if isinstance(e.type, FloatType):
+        return _float_unary(op, e, e.type)
     if op == "!":
         return fold(Unary("!", e, INT))
     ty = ct.promote(int_type(e))
@@ -176,7 +261,9 @@ def unary(ct: CTypes, op: str, e: Expr) -> Expr:
 def binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
     """`a op b` with the usual arithmetic conversions made explicit."""
     if op in LOGIC_OPS:
-        return fold(Binary(op, a, b, INT))
+        return fold(Binary(op, fold(truth(a)), fold(truth(b)), INT))
+    if is_float(a) or is_float(b):
+        return _float_binary(ct, op, a, b)
     if op in ("<<", ">>"):
         ty = ct.promote(int_type(a))
         return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
@@ -188,17 +275,33 @@ def binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
     return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
 
 
+def _float_binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
+    if op not in COMPARE_OPS and op not in ("+", "-", "*", "/"):
+        raise ValueError(f"invalid operands to {op} ({a.type} and {b.type})")
+    ty = ct.arithmetic(scalar_type(a), scalar_type(b))
+    assert isinstance(ty, FloatType)
+    if op in COMPARE_OPS:
+        return fold(FloatCompare(op, convert(a, ty), convert(b, ty)))
+    return fold(FloatBinary(op, convert(a, ty), convert(b, ty), ty))
+
+
 def conditional(ct: CTypes, cond: Expr, then: Expr, orelse: Expr) -> Expr:
-    """`cond ? then : orelse` on integers (both branches converted to their common type)."""
+    """`cond ? then : orelse` on integers (both branches converted to their common type); floats
+    have no `Ite` (the frontend assigns a temporary in an `If` instead)."""
     ty = ct.common(int_type(then), int_type(orelse))
-    return fold(Ite(cond, convert(then, ty), convert(orelse, ty), ty))
+    return fold(Ite(fold(truth(cond)), convert(then, ty), convert(orelse, ty), ty))
 
 
 def negate(e: Expr) -> Expr:
-    """`!e`, simplified where the result is the same int 0/1 (comparisons flip)."""
+    """`!e`, simplified where the result is the same int 0/1 (comparisons flip; of IEEE
+    comparisons only `==` and `!=`, as `!(x < y)` is no `x >= y` when a NaN is involved)."""
     flipped = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
     if isinstance(e, Binary) and e.op in flipped:
         return Binary(flipped[e.op], e.left, e.right, INT)
+    if isinstance(e, FloatCompare) and e.op in ("==", "!="):
+        return FloatCompare(flipped[e.op], e.left, e.right)
+    if isinstance(e.type, FloatType):
+        return fold(FloatCompare("==", e, zero_of(e.type)))
     if isinstance(e, Unary) and e.op == "!" and is_boolean(e.operand):
         return e.operand
     return fold(Unary("!", e, INT))
@@ -208,7 +311,7 @@ def is_boolean(e: Expr) -> bool:
     """`e` is always 0 or 1 with type int (a comparison, `!`, `&&`, `||`)."""
     if isinstance(e, Binary):
         return e.op in COMPARE_OPS or e.op in LOGIC_OPS
-    return isinstance(e, Unary) and e.op == "!"
+    return isinstance(e, FloatCompare) or (isinstance(e, Unary) and e.op == "!")
 
 
 def may_overflow(e: Expr) -> bool:

@@ -6,15 +6,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import fpsem
 from .definedness import NONDET, ORIGIN
 from .engines import inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
-from .ir import ArrayType, Expr, Havoc, IntType, Program, Var, VarDecl, conjuncts, walk
+from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant, Result
+from .shrink import shrink
 from .simplify import readable, readable_conjuncts
 
 MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
@@ -79,7 +81,9 @@ def confirm_counterexample(
     program: Program, result: EngineResult, source: Path | None
 ) -> tuple[Counterexample | None, str]:
     """Replay `result.inputs`; a counterexample only when the error is really reached. A path that
-    reads an uninitialised local is one only under the nondet reading (`Program.uninitialised`)."""
+    reads an uninitialised local is one only under the nondet reading (`Program.uninitialised`).
+    A program with floating point needs the compiled program to reach the error too (gcc's IEEE
+    arithmetic is the reference; the interpreter's alone does not suffice)."""
     execution = _interpreter_replay(program, result)
     if isinstance(execution, str):
         return None, execution
@@ -92,7 +96,25 @@ def confirm_counterexample(
             confirmed.append("gcc")
         else:
             notes.append(detail)
+    floating = float_use(program)
+    if floating is not None and "gcc" not in confirmed:
+        why = "; ".join(notes) or "no C file to compile"
+        return None, f"floating point ({floating}): only a compiled replay confirms a counterexample ({why})"
     return _counterexample(program, execution, tuple(confirmed), tuple(notes)), ""
+
+
+def confirm_smallest(
+    program: Program, result: EngineResult, source: Path | None
+) -> tuple[Counterexample | None, str]:
+    """`confirm_counterexample` of `result` with its inputs shrunk (`shrink`), or of `result` as
+    found when the shrunk run is not confirmed (say, gcc does not follow it)."""
+    if result.inputs is not None:
+        smaller = shrink(program, result.inputs)
+        if smaller != result.inputs:
+            cex, _ = confirm_counterexample(program, replace(result, inputs=smaller), source)
+            if cex is not None:
+                return cex, ""
+    return confirm_counterexample(program, result, source)
 
 
 def replay_violation(
@@ -112,6 +134,8 @@ def replay_violation(
             misplaced.append(f"the witness's value for line {line} is asked for at {havoc.coord}")
             return 0
         pending.pop(0)
+        if isinstance(decl.type, FloatType):  # the witness states the value, the input is its encoding
+            return fpsem.to_bits(fpsem.from_int(value, decl.type), decl.type)
         return value
 
     execution = run(program, answer, check_uninitialised=True)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import Coord
-from .ir import Assert, Assign, Assume, Havoc, If, IntType, Program, Stmt, free_vars
+from .ir import Assert, Assign, Assume, FloatType, Havoc, If, IntType, Program, Stmt, free_vars
 
 STRICT = "strict"  # reading an uninitialised local is undefined: no verdict may depend on it
 NONDET = "nondet"  # an uninitialised local holds an arbitrary value of its type (SV-COMP)
@@ -44,7 +44,7 @@ class UninitialisedRead:
 
 def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[UninitialisedRead, ...]:
     """The first read of each uninitialised value along `path` (the statements executed, in order)."""
-    scalars = {d.name for d in program.variables if isinstance(d.type, IntType)}
+    scalars = {d.name for d in program.variables if isinstance(d.type, (IntType, FloatType))}
     undefined: dict[str, Coord | None] = {}  # variable -> where its uninitialised value came from
     found: dict[tuple[str, Coord | None], UninitialisedRead] = {}
     for stmt in path:

@@ -36,8 +36,10 @@ from .ir import (
     Program,
     Select,
     Store,
+    Type,
     Unary,
     Var,
+    refusal,
 )
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
@@ -51,7 +53,11 @@ class DoubleCheck:
 
 
 def double_check(program: Program, invariants: Mapping[str, Expr], budget: Budget) -> DoubleCheck:
-    """Whether cvc5 confirms that `invariants` (loop id -> IR expression) prove `program` safe."""
+    """Whether cvc5 confirms that `invariants` (loop id -> IR expression) prove `program` safe
+    (never for a program with floating point, which no proof may cover)."""
+    refused = refusal(program)
+    if refused is not None:
+        return DoubleCheck(REFUTED, refused)
     cfg = build_cfg(program)
     starts = [("entry", cfg.entry), *((loop.id, loop.head) for loop in cfg.loops.values())]
     for name, block in starts:
@@ -61,6 +67,16 @@ def double_check(program: Program, invariants: Mapping[str, Expr], budget: Budge
         if answer is not None:
             return answer
     return DoubleCheck(CONFIRMED, f"cvc5 {cvc5.__version__}: {len(starts)} cutpoints, every obligation holds")
+
+
+def _integer_types(types: Mapping[str, Type]) -> dict[str, IntType | ArrayType]:
+    """The variables' types (`double_check` refuses programs with floats before it gets here)."""
+    out: dict[str, IntType | ArrayType] = {}
+    for name, ty in types.items():
+        if not isinstance(ty, (IntType, ArrayType)):
+            raise TypeError(f"{name} has type {ty}: only integers and arrays of them are encoded")
+        out[name] = ty
+    return out
 
 
 class _Query:
@@ -75,7 +91,7 @@ class _Query:
         self.solver.setOption("arrays-exp", "true")  # constant arrays (zero-initialised locals)
         self.solver.setOption("tlimit-per", str(budget.z3_timeout_ms()))
         self.ops = _Ops(self.tm)
-        self.types = cfg.program.var_types
+        self.types = _integer_types(cfg.program.var_types)
         self.fresh = 0
         self.bad: list[Term] = []
 

@@ -8,12 +8,13 @@ from typing import Any
 
 from .cfg import Branch, Cfg, Jump, build_cfg
 from .chc import dump as dump_conditions
-from .ir import Program
+from .ir import Program, uses_floats
 from .printer import format_expr, format_program, format_stmt
 
 
 def dump_program(program: Program, directory: Path) -> list[Path]:
-    """Write the IR (`ir.c`), its loops (`loops.json`), the VCs and the CHC system (`smt/`)."""
+    """Write the IR (`ir.c`), its loops (`loops.json`), the VCs and the CHC system (`smt/`; not
+    for a program with floating point, which only bounded model checking encodes)."""
     directory.mkdir(parents=True, exist_ok=True)
     ir_file = directory / "ir.c"
     ir_file.write_text(format_program(program), encoding="utf-8")
@@ -31,7 +32,8 @@ def dump_program(program: Program, directory: Path) -> list[Path]:
     loops_file.write_text(json.dumps(loops, indent=2), encoding="utf-8")
     cfg_file = directory / "cfg.dot"
     cfg_file.write_text(cfg_dot(build_cfg(program)), encoding="utf-8")
-    return [ir_file, loops_file, cfg_file, *dump_conditions(program, directory / "smt")]
+    conditions = [] if uses_floats(program) else dump_conditions(program, directory / "smt")
+    return [ir_file, loops_file, cfg_file, *conditions]
 
 
 def _quote(text: str) -> str:

@@ -56,5 +56,9 @@ class EngineError(QuokkaError):
     """A verification engine failed in a way that is not a verdict."""
 
 
+class UnsupportedByEngine(EngineError):
+    """The program has something this engine must not handle (floating point: only BMC may)."""
+
+
 class ToolMissing(QuokkaError):
     """An external program Quokka needs (C preprocessor, compiler) is not installed."""

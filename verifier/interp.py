@@ -10,13 +10,18 @@ call `semantics.wrap` only when a result leaves its type's range).
 
 Conventions (beyond the IR's semantics):
 
-* Every variable starts at 0 (arrays: every element 0).
+* Every variable starts at 0 (arrays: every element 0; floats: +0.0).
 * Each executed `Havoc` of an integer variable takes the next input, converted to the target's
   type with `semantics.wrap` (300 into an `unsigned char` becomes 44); a sequence that has run
   out gives 0. `Execution.inputs_used` holds the converted values, `Execution.havocs` the
-  statements that took them. A `Havoc` of an array makes every element an input, drawn lazily
-  when the element is first read (unread elements consume no input).
-* `LoopHeadState.values` holds every integer variable of the program (arrays are omitted);
+  statements that took them. A float variable takes the value whose IEEE encoding is the input
+  modulo 2**32 (`float`) or 2**64 (`double`), `fpsem.from_bits`; `inputs_used` holds that
+  encoding (what the gcc replay harness reinterprets the same way). A `Havoc` of an array makes
+  every element an input, drawn lazily when the element is first read (unread elements consume
+  no input).
+* Floating point is `fpsem`'s (IEEE, round to nearest even); a conversion of a float to an
+  integer type that C leaves undefined (NaN, infinite, or out of range) ends the run as "ub".
+* `LoopHeadState.values` holds every integer variable of the program (arrays and floats are omitted);
   `iteration` counts from 0 at each entry into the loop. After `max_loop_head_states` states
   the run goes on without recording more.
 * `overflows` lists, once each in order of first occurrence, the statements where a signed
@@ -38,11 +43,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import semantics
+from . import fpsem, semantics
 from .cfg import BasicBlock, Branch, Jump, Simple, Terminator, build_cfg
 from .definedness import UninitialisedRead, uninitialised_reads
 from .errors import Coord
 from .ir import (
+    DOUBLE,
+    FLOAT_NODES,
     ArrayType,
     Assert,
     Assign,
@@ -51,14 +58,22 @@ from .ir import (
     Cast,
     Const,
     Expr,
+    FloatBinary,
+    FloatCompare,
+    FloatConst,
+    FloatExpr,
+    FloatType,
+    FloatUnary,
     Havoc,
     If,
     IntType,
     Ite,
     Program,
+    ScalarType,
     Select,
     Stmt,
     Store,
+    ToFloat,
     Unary,
     Var,
     VarDecl,
@@ -143,6 +158,7 @@ class _Compiled:
     int_names: tuple[str, ...]
     int_values: Callable[[Env], Sequence[int]]
     array_slots: tuple[int, ...]
+    float_slots: tuple[int, ...]
     size: int
     sources: tuple[Stmt | None, ...]  # per instruction: the statement it executes, if any
 
@@ -151,6 +167,8 @@ class _Compiled:
         env[0] = state
         for slot in self.array_slots:
             env[slot] = _Array()
+        for slot in self.float_slots:
+            env[slot] = 0.0
         return env
 
 
@@ -170,17 +188,25 @@ class _RunState:
 
     def take(self, decl: VarDecl, stmt: Havoc, ty: IntType) -> int:
         """The next input, converted to `ty` and recorded."""
-        if callable(self._inputs):
-            raw = self._inputs(decl, stmt)
-        elif self._next < len(self._inputs):
-            raw = self._inputs[self._next]
-            self._next += 1
-        else:
-            raw = 0
-        value = semantics.wrap(raw, ty)
+        value = semantics.wrap(self._raw(decl, stmt), ty)
         self.used.append(value)
         self.havocs.append(stmt)
         return value
+
+    def take_float(self, decl: VarDecl, stmt: Havoc, ty: FloatType) -> float:
+        """The value whose IEEE encoding is the next input (modulo 2**bits); the encoding is recorded."""
+        bits = self._raw(decl, stmt) % (1 << ty.bits)
+        self.used.append(bits)
+        self.havocs.append(stmt)
+        return fpsem.from_bits(bits, ty)
+
+    def _raw(self, decl: VarDecl, stmt: Havoc) -> int:
+        if callable(self._inputs):
+            return self._inputs(decl, stmt)
+        if self._next < len(self._inputs):
+            self._next += 1
+            return self._inputs[self._next - 1]
+        return 0
 
     def overflow(self, coord: Coord) -> None:
         self.overflows[coord] = None
@@ -296,6 +322,8 @@ class _Exprs:
     def _rule(self, e: Expr, ctx: str) -> _Rule:
         if ctx == _TRUTH:
             return self._truth_rule(e)
+        if isinstance(e, FLOAT_NODES):
+            return _float_rule(e)
         if isinstance(e, Const):
             k = e.value
             return [], lambda _: lambda env: k
@@ -318,6 +346,8 @@ class _Exprs:
         raise TypeError(f"not an IR expression: {type(e).__name__}")
 
     def _truth_rule(self, e: Expr) -> _Rule:
+        if isinstance(e, FloatCompare):  # Python's float comparisons are IEEE's (NaN included)
+            return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _COMPARE[e.op](f[0], f[1])
         if isinstance(e, Binary) and e.op in _COMPARE:
             if isinstance(e.right, Const):
                 k, op = e.right.value, e.op
@@ -359,6 +389,48 @@ class _Exprs:
         if op == "-" and ty.signed:
             return _in_type(lambda env: -a(env), ty, self.coord)
         return lambda env: unary(op, a(env), ty)
+
+
+def _float_rule(e: FloatExpr) -> _Rule:
+    """How to compile a floating-point node (values only: its conditions are `FloatCompare`s)."""
+    if isinstance(e, FloatConst):
+        k = e.value
+        return [], lambda _: lambda env: k
+    if isinstance(e, FloatUnary):
+        return [(e.operand, _VALUE)], lambda f: _float_neg(f[0])
+    if isinstance(e, (FloatBinary, FloatCompare)):
+        return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _float_binary(e, f[0], f[1])
+    if isinstance(e, ToFloat):
+        return [(e.operand, _VALUE)], lambda f: _to_float(e.operand.type, e.type, f[0])
+    return [(e.operand, _VALUE)], lambda f: _float_to_int(e.type, f[0])
+
+
+def _float_neg(a: Fn) -> Fn:
+    return lambda env: -a(env)
+
+
+def _float_binary(e: FloatBinary | FloatCompare, a: Fn, b: Fn) -> Fn:
+    op = e.op
+    if isinstance(e, FloatCompare):
+        return _as_int(_COMPARE[op](a, b))
+    if e.type == DOUBLE and op in _RING:  # Python's float + - * are IEEE double's (inf, NaN: no exception)
+        f = _RING[op]
+        return lambda env: f(a(env), b(env))
+    arith, ty = fpsem.arith, e.type
+    return lambda env: arith(op, a(env), b(env), ty)
+
+
+def _to_float(source: object, ty: FloatType, a: Fn) -> Fn:
+    if isinstance(source, IntType):
+        from_int = fpsem.from_int
+        return lambda env: from_int(a(env), ty)
+    convert = fpsem.convert
+    return lambda env: convert(a(env), ty)
+
+
+def _float_to_int(ty: IntType, a: Fn) -> Fn:
+    to_int = fpsem.to_int
+    return lambda env: to_int(a(env), ty)
 
 
 def _logic(op: str, a: Pred, b: Pred) -> Pred:
@@ -565,7 +637,7 @@ class _Layout:
     def _assign(self, s: Assign) -> _Pending:
         slot, decl = self.slots[s.target], self.decls[s.target]
         v = s.value
-        if isinstance(decl.type, IntType):
+        if isinstance(decl.type, (IntType, FloatType)):
             return _set(slot, self.exprs.value(v))
         if isinstance(v, Store):
             base, chain = store_chain(v)
@@ -579,7 +651,7 @@ class _Layout:
         slot, decl = self.slots[s.target], self.decls[s.target]
         if isinstance(decl.type, ArrayType):
             return _havoc_array(slot, decl, s, decl.type.elem)
-        return _havoc_int(slot, decl, s, decl.type)
+        return _havoc_scalar(slot, decl, s, decl.type)
 
 
 def _goto(target: int) -> Instr:
@@ -638,7 +710,14 @@ def _store_in_place(slot: int, updates: _Updates) -> _Pending:
     return _then_next(lambda env: _apply(env[slot], updates, env))
 
 
-def _havoc_int(slot: int, decl: VarDecl, stmt: Havoc, ty: IntType) -> _Pending:
+def _havoc_scalar(slot: int, decl: VarDecl, stmt: Havoc, ty: ScalarType) -> _Pending:
+    if isinstance(ty, FloatType):
+
+        def havoc_float(env: Env) -> None:
+            env[slot] = env[0].take_float(decl, stmt, ty)
+
+        return _then_next(havoc_float)
+
     def havoc(env: Env) -> None:
         env[slot] = env[0].take(decl, stmt, ty)
 
@@ -681,6 +760,7 @@ def _compile(program: Program) -> _Compiled:
         int_names=tuple(d.name for d in ints),
         int_values=_getter(int_slots),
         array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ArrayType)),
+        float_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, FloatType)),
         size=len(program.variables) + 1,
         sources=tuple(layout.sources),
     )

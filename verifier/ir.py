@@ -1,7 +1,9 @@
-"""Quokka's intermediate representation: a tiny typed statement language over C integers.
+"""Quokka's intermediate representation: a tiny typed statement language over C integers
+(and IEEE floating point).
 
-Values are mathematical integers. Every expression has an integer type (or an array type);
-the meaning of each operator follows C as the IR defines it in `semantics`:
+Values are mathematical integers. Every expression has an integer type (or an array type, or a
+floating type: see below); the meaning of each operator follows C as the IR defines it in
+`semantics`:
 
 * unsigned arithmetic wraps modulo 2**bits (the result of `Binary` on an unsigned type is
   already reduced);
@@ -14,6 +16,17 @@ the meaning of each operator follows C as the IR defines it in `semantics`:
 The operands of a `Binary` arithmetic operator have the operator's type (the frontend inserts
 the usual arithmetic conversions as explicit casts); comparison operands share one type.
 Statements: Assign, Havoc, Assume, Assert, If, Loop, Break, Continue, Scope, Return, Label, Goto.
+
+Floating point (`float`, `double`: IEEE binary32/binary64, round to nearest even, evaluated in
+the type itself as gcc does with SSE) has nodes of its own, so that no integer-only analysis
+can mistake a float for an integer: `FloatConst`, `FloatUnary` (`-`), `FloatBinary`
+(`+ - * /`), `FloatCompare` (int 0/1; IEEE: every comparison with a NaN is 0 except `!=`),
+`ToFloat` (an integer or float converted to a float type, rounded) and `FloatToInt` (C's
+truncation toward zero; undefined behaviour when the truncated value is not a value of the
+integer type, NaN and infinities included). Their meaning is `fpsem`'s. Conditions, `&&`, `||`,
+`!` and `Ite` take integers only: the frontend truth-tests a float as `x != 0.0`. Arrays of
+floats do not exist. Only bounded model checking and the interpreter handle floats
+(`uses_floats`): no other engine may see such a program.
 Control flow is given its meaning in one place, `cfg`, which every analysis consumes.
 """
 
@@ -22,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .errors import Coord
+from .errors import Coord, UnsupportedByEngine
 
 # ----------------------------------------------------------------------------- types
 
@@ -76,7 +89,25 @@ class ArrayType:
         return self.name
 
 
-Type = IntType | ArrayType
+@dataclass(frozen=True)
+class FloatType:
+    """An IEEE binary floating type: `ebits` exponent bits, `sbits` significand bits (the hidden
+    bit included): float is (8, 24), double (11, 53)."""
+
+    name: str
+    ebits: int
+    sbits: int
+
+    @property
+    def bits(self) -> int:
+        return self.ebits + self.sbits
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Type = IntType | ArrayType | FloatType
+ScalarType = IntType | FloatType
 
 BOOL = IntType("_Bool", 1, False)
 
@@ -97,6 +128,8 @@ def int_types(data_model: str) -> dict[str, IntType]:
 INT = IntType("int", 32, True)
 UINT = IntType("unsigned int", 32, False)
 INT128 = IntType("__int128", 128, True)  # gcc's, on LP64 targets (x86-64): no C declaration has it
+FLOAT = FloatType("float", 8, 24)
+DOUBLE = FloatType("double", 11, 53)
 
 # ----------------------------------------------------------------------------- expressions
 
@@ -166,16 +199,76 @@ class Store:
     type: ArrayType
 
 
-Expr = Const | Var | Unary | Binary | Cast | Ite | Select | Store
+@dataclass(frozen=True)
+class FloatConst:
+    """A floating constant: `value` is a Python float (a double) that is a value of `type`."""
+
+    value: float
+    type: FloatType
+
+
+@dataclass(frozen=True)
+class FloatUnary:
+    """`-operand` (the sign flips, zeros and NaNs included)."""
+
+    op: str
+    operand: Expr
+    type: FloatType
+
+
+@dataclass(frozen=True)
+class FloatBinary:
+    """`left op right` for op in `+ - * /`, both operands of `type`, rounded to nearest even."""
+
+    op: str
+    left: Expr
+    right: Expr
+    type: FloatType
+
+
+@dataclass(frozen=True)
+class FloatCompare:
+    """An IEEE comparison of two operands of one float type, yielding int 0/1."""
+
+    op: str
+    left: Expr
+    right: Expr
+    type: IntType = INT
+
+
+@dataclass(frozen=True)
+class ToFloat:
+    """`operand` (an integer or a float) converted to `type`, rounded to nearest even."""
+
+    operand: Expr
+    type: FloatType
+
+
+@dataclass(frozen=True)
+class FloatToInt:
+    """`operand` (a float) converted to the integer `type` (not `_Bool`): truncated toward zero;
+    undefined behaviour when the result is not a value of `type` (NaN, infinities included)."""
+
+    operand: Expr
+    type: IntType
+
+
+FloatExpr = FloatConst | FloatUnary | FloatBinary | FloatCompare | ToFloat | FloatToInt
+FLOAT_NODES = (FloatConst, FloatUnary, FloatBinary, FloatCompare, ToFloat, FloatToInt)
+
+Expr = (
+    Const | Var | Unary | Binary | Cast | Ite | Select | Store
+    | FloatConst | FloatUnary | FloatBinary | FloatCompare | ToFloat | FloatToInt
+)
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of `e`, left to right."""
-    if isinstance(e, (Const, Var)):
+    if isinstance(e, (Const, Var, FloatConst)):
         return ()
-    if isinstance(e, (Unary, Cast)):
+    if isinstance(e, (Unary, Cast, FloatUnary, ToFloat, FloatToInt)):
         return (e.operand,)
-    if isinstance(e, Binary):
+    if isinstance(e, (Binary, FloatBinary, FloatCompare)):
         return (e.left, e.right)
     if isinstance(e, Ite):
         return (e.cond, e.then, e.orelse)
@@ -420,3 +513,47 @@ class Program:
     @property
     def var_types(self) -> dict[str, Type]:
         return {v.name: v.type for v in self.variables}
+
+
+# ----------------------------------------------------------------------------- floating point
+
+ONLY_BMC = "floating point: only bounded model checking handles it"
+
+
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    """The expressions a statement evaluates itself (not those of its nested blocks)."""
+    if isinstance(s, Assign):
+        return (s.value,)
+    if isinstance(s, (Assume, Assert, If)):
+        return (s.cond,)
+    return ()
+
+
+def float_use(program: Program) -> str | None:
+    """Where `program` first uses floating point (a variable or a statement, as text), or None."""
+    for v in program.variables:
+        if isinstance(v.type, FloatType):
+            return f"{v.coord}: {v.type} {v.c_name}" if v.coord else f"{v.type} {v.c_name}"
+    for s in walk_stmts(program.body):
+        for e in stmt_exprs(s):
+            if any(isinstance(node, FLOAT_NODES) for node in walk(e)):
+                return f"{s.coord}: a floating-point expression" if s.coord else "a floating-point expression"
+    return None
+
+
+def uses_floats(program: Program) -> bool:
+    return float_use(program) is not None
+
+
+def refusal(program: Program) -> str | None:
+    """Why an engine other than bounded model checking (and the interpreter) must not handle
+    `program`, or None: only those handle floating point (`ONLY_BMC`)."""
+    where = float_use(program)
+    return None if where is None else f"{ONLY_BMC} ({where})"
+
+
+def require_integers(program: Program) -> None:
+    """Raise `UnsupportedByEngine` when `program` uses floating point (see `refusal`)."""
+    why = refusal(program)
+    if why is not None:
+        raise UnsupportedByEngine(why)

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import certificate_result, confirm_counterexample, minimal_invariants
+from .checks import certificate_result, confirm_smallest, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
-from .ir import Expr, Program, walk
+from .ir import Expr, Program, refusal, walk
 from .overflow import unproven_overflows
 from .results import CandidateReport, EngineRun, Result, Verdict
 
@@ -218,6 +218,10 @@ class Portfolio:
         return None
 
     def _check_safe(self, result: EngineResult) -> Result | None:
+        refused = refusal(self.program)  # no engine may answer SAFE for it; this one did: a bug
+        if refused is not None:
+            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
+            return None
         budget = Budget.of(self.config.check_budget_s)
         checked, why = certificate_result(self.program, result, budget)
         if checked is None:
@@ -241,7 +245,7 @@ class Portfolio:
         return {"double_check": f"{second.status}: {second.reason}"}
 
     def _check_unsafe(self, result: EngineResult) -> Result | None:
-        cex, why = confirm_counterexample(
+        cex, why = confirm_smallest(
             self.program, result, self.config.source if self.config.replay_with_compiler else None
         )
         if cex is None:

@@ -9,7 +9,9 @@ pseudo-call `store(a, i, v)` (the array `a` with element `i` set to `v`).
 
 Constants re-parse as the same value and type: `int` plainly (`-3`; INT_MIN as
 `(-2147483647 - 1)`), other types with a C suffix (`4294967295u`, `5L`, `7uLL`), types
-without literals as a cast (`(short)5`).
+without literals as a cast (`(short)5`); floating constants in the shortest decimal that rounds
+back to them (`3.25`, `0.5f`), infinities and NaN as gcc's builtins (`__builtin_inf()`).
+Floating operators print as their C counterparts, conversions as casts (`(double)n`, `(int)x`).
 
 `format_expr(e, readable=True)` (and `format_expr_c_names` by default) prints the display form
 of `simplify.readable`: `z == 6*n + 6` for the `z == 6LL*n + 6LL` the dynamic proposer builds.
@@ -20,6 +22,7 @@ walks statements with an explicit stack, so deep nesting is fine.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from . import simplify
@@ -35,6 +38,11 @@ from .ir import (
     Const,
     Continue,
     Expr,
+    FloatBinary,
+    FloatCompare,
+    FloatConst,
+    FloatToInt,
+    FloatUnary,
     Goto,
     Havoc,
     If,
@@ -48,6 +56,7 @@ from .ir import (
     Select,
     Stmt,
     Store,
+    ToFloat,
     Type,
     Unary,
     Var,
@@ -79,14 +88,16 @@ Names = Mapping[str, str]
 
 
 def _prec(e: Expr) -> int:
-    if isinstance(e, Binary):
+    if isinstance(e, (Binary, FloatBinary, FloatCompare)):
         return _BINARY_PREC[e.op]
     if isinstance(e, Ite):
         return _TERNARY
-    if isinstance(e, (Unary, Cast)):
+    if isinstance(e, (Unary, Cast, FloatUnary, ToFloat, FloatToInt)):
         return _UNARY
     if isinstance(e, Const):
         return _UNARY if e.value < 0 or _SUFFIX.get(e.type.name) is None else _POSTFIX
+    if isinstance(e, FloatConst):
+        return _UNARY if format_float(e.value, e.type.name).startswith("-") else _POSTFIX
     return _POSTFIX
 
 
@@ -100,6 +111,16 @@ def format_const(value: int, ty: IntType) -> str:
     return f"{value}{suffix}"
 
 
+def format_float(value: float, type_name: str) -> str:
+    """A C expression of type `type_name` (float or double) whose value is `value`."""
+    suffix = "f" if type_name == "float" else ""
+    if math.isnan(value):
+        return f"__builtin_nan{suffix}(\"\")"
+    if math.isinf(value):
+        return f"{'-' if value < 0 else ''}__builtin_inf{suffix}()"
+    return f"{value!r}{suffix}"  # shortest round trip; a float's value is one of float's too
+
+
 _Part = str | Expr
 
 
@@ -109,8 +130,10 @@ def _wrapped(e: Expr, parens: bool) -> list[_Part]:
 
 def _starts_with_minus(e: Expr) -> bool:
     """Whether `e` prints with a leading `-` (so `-` before it would read as `--`)."""
-    if isinstance(e, Unary):
+    if isinstance(e, (Unary, FloatUnary)):
         return e.op == "-"
+    if isinstance(e, FloatConst):
+        return format_float(e.value, e.type.name).startswith("-")
     return isinstance(e, Const) and format_const(e.value, e.type).startswith("-")
 
 
@@ -134,14 +157,16 @@ class _ExprPrinter:
     def _parts(self, e: Expr) -> list[_Part]:
         if isinstance(e, Const):
             return [format_const(e.value, e.type)]
+        if isinstance(e, FloatConst):
+            return [format_float(e.value, e.type.name)]
         if isinstance(e, Var):
             return [self.names.get(e.name, e.name)]
-        if isinstance(e, Binary):
+        if isinstance(e, (Binary, FloatBinary, FloatCompare)):
             prec = _BINARY_PREC[e.op]
             op = e.op if e.op in _TIGHT_OPS else f" {e.op} "
             return [*_wrapped(e.left, _prec(e.left) < prec), op, *_wrapped(e.right, _prec(e.right) <= prec)]
-        if isinstance(e, (Unary, Cast)):
-            prefix = e.op if isinstance(e, Unary) else f"({e.type.name})"
+        if isinstance(e, (Unary, Cast, FloatUnary, ToFloat, FloatToInt)):
+            prefix = e.op if isinstance(e, (Unary, FloatUnary)) else f"({e.type.name})"
             parens = _prec(e.operand) < _UNARY or (prefix == "-" and _starts_with_minus(e.operand))
             return [prefix, *_wrapped(e.operand, parens)]
         if isinstance(e, Ite):

@@ -4,7 +4,9 @@ A generated harness is linked with the program:
 
 * every `__VERIFIER_nondet_<type>()` returns the next input read from stdin, converted to its
   type by C's conversion (inputs are passed modulo 2**64, so C's conversion and
-  `semantics.wrap` agree); when the inputs run out it returns 0;
+  `semantics.wrap` agree); when the inputs run out it returns 0. `__VERIFIER_nondet_double()`
+  and `__VERIFIER_nondet_float()` return the value whose IEEE encoding is the input (modulo 2**64,
+  2**32: the bits are copied, `memcpy`), as the interpreter reads a float input (`fpsem`);
 * reaching the error is detected at the entry of `reach_error`: the program is compiled with
   `-finstrument-functions` and the harness's entry hook exits with a marker when the entered
   function is `reach_error`. Whatever the body of `reach_error` (`__assert_fail`, `assert(0)`,
@@ -22,10 +24,11 @@ A generated harness is linked with the program:
   declarations of those locals take the next input (`InputDeclaration`, `initialise`);
 * code2inv's `unknown()` is answered like `__VERIFIER_nondet_int()`.
 
-ILP32 tasks need `-m32`; where it does not link, an ILP32 program is run natively only if a
-conservative scan finds nothing whose meaning depends on the data model (`long` alone, `L`
-suffixes, `sizeof`, pointer-sized typedefs, floating point, ...); otherwise the answer is
-"unavailable".
+ILP32 tasks need `-m32` (with `-msse2 -mfpmath=sse`: floating point is evaluated in its own type,
+as on x86-64 and in the IR, not in the x87's extended precision); where it does not link, an
+ILP32 program is run natively only if a conservative scan finds nothing whose meaning depends on
+the data model (`long` alone, `L` suffixes, `sizeof`, pointer-sized typedefs, ...; `float` and
+`double` are the same IEEE types in both); otherwise the answer is "unavailable".
 
 For testing the interpreter, `compile_c` can also instrument loop heads (`LoopProbe`): a trace
 call is inserted where the IR's loop head is (before the condition of `while`/`for`, at the
@@ -53,6 +56,7 @@ _HARNESS = r"""
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #define QK __attribute__((no_instrument_function))
 #define QK_WEAK __attribute__((weak, no_instrument_function))
@@ -84,14 +88,15 @@ QK void __quokka_val_u(const char *name, unsigned long long v) {
   fprintf(stderr, "@@QK V %s %llu\n", name, v);
 }
 #define QK_INT(name, type) QK_WEAK type __VERIFIER_nondet_##name(void) { return (type)qk_next(); }
-#define QK_FLT(name, type) QK_WEAK type __VERIFIER_nondet_##name(void) { return (type)(long long)qk_next(); }
+#define QK_FLT(name, type, bits) QK_WEAK type __VERIFIER_nondet_##name(void) { \
+  bits b = (bits)qk_next(); type v; memcpy(&v, &b, sizeof v); return v; }
 QK_INT(bool, _Bool) QK_INT(char, char) QK_INT(schar, signed char) QK_INT(uchar, unsigned char)
 QK_INT(short, short) QK_INT(ushort, unsigned short) QK_INT(int, int) QK_INT(uint, unsigned int)
 QK_INT(unsigned, unsigned int) QK_INT(long, long) QK_INT(ulong, unsigned long)
 QK_INT(longlong, long long) QK_INT(ulonglong, unsigned long long) QK_INT(size_t, __SIZE_TYPE__)
 QK_INT(u8, unsigned char) QK_INT(u16, unsigned short) QK_INT(u32, unsigned int)
 QK_INT(loff_t, long long) QK_INT(sector_t, unsigned long)
-QK_FLT(float, float) QK_FLT(double, double)
+QK_FLT(float, float, unsigned int) QK_FLT(double, double, unsigned long long)
 QK_WEAK int unknown(void) { return (int)qk_next(); }
 QK unsigned long long __quokka_uninit(void) { return qk_next(); }
 """
@@ -139,6 +144,7 @@ _PERMISSIVE = (
     "-Wno-error=int-conversion",
 )
 _ZERO_INIT = "-ftrivial-auto-var-init=zero"
+_SSE_FLOATS = ("-msse2", "-mfpmath=sse")  # i386: IEEE float and double, not x87 extended precision
 
 
 @dataclass(frozen=True)
@@ -211,10 +217,9 @@ def gcc_available() -> bool:
 _COMMENT_OR_LITERAL = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*")
 _MODEL_WORDS = frozenset(
-    {"sizeof", "float", "double", "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "off_t",
+    {"sizeof", "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "off_t",
      "time_t", "wchar_t", "wint_t", "_Alignof", "alignof", "__VERIFIER_nondet_long",
-     "__VERIFIER_nondet_ulong", "__VERIFIER_nondet_size_t", "__VERIFIER_nondet_sector_t",
-     "__VERIFIER_nondet_float", "__VERIFIER_nondet_double"}
+     "__VERIFIER_nondet_ulong", "__VERIFIER_nondet_size_t", "__VERIFIER_nondet_sector_t"}
 )  # fmt: skip
 _MODEL_PARTS = ("LONG", "SIZE", "PTR", "WORD", "LP64", "x86_64", "i386", "__amd64")
 _LONG_SUFFIX = re.compile(r"\d\w*?(?<![lL])[lL][uU]?$|\d\w*?[uU][lL]$")
@@ -422,7 +427,7 @@ def _model_flags(compiler: str, data_model: str, source: str, workdir: Path) -> 
     if data_model != "ILP32":
         return f"unknown data model {data_model}"
     if _m32_links(compiler, workdir):
-        return ["-m32"], ""
+        return ["-m32", *_SSE_FLOATS], ""
     reason = data_model_dependence(source)
     if reason is not None:
         return f"ILP32 program, `{compiler} -m32` does not link here, and the program {reason}"

@@ -6,6 +6,11 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import fpsem
+from .ir import DOUBLE, FLOAT
+
+FLOAT_INPUTS = {"__VERIFIER_nondet_float": FLOAT, "__VERIFIER_nondet_double": DOUBLE}
+
 
 class Verdict(enum.Enum):
     TRUE = "true"  # the error location is unreachable: a checked certificate backs it
@@ -32,7 +37,13 @@ class ProvenInvariant:
 class InputValue:
     origin: str  # e.g. "__VERIFIER_nondet_int", "uninitialised"
     line: int
-    value: int
+    value: int  # of __VERIFIER_nondet_float/double: the IEEE encoding (`fpsem`)
+
+    @property
+    def text(self) -> str:
+        """The value as people read it: a float input as the float (`1.5`, `-inf`, `nan (bits ...)`)."""
+        ty = FLOAT_INPUTS.get(self.origin)
+        return str(self.value) if ty is None else fpsem.describe(self.value, ty)
 
 
 @dataclass(frozen=True)

@@ -2,24 +2,41 @@
 
 Integers are Z3 `Int`s; unsigned results are reduced modulo 2**bits, signed ones are exact;
 arrays are `Array(Int, Int)`. `term` gives an integer term, `formula` a Boolean one (C truth: != 0).
+
+Floats are terms of Z3's floating-point theory (`FPSort(ebits, sbits)`), rounded to nearest
+even (`fpsem`): integers convert through bit-vectors of their width (`Int2BV`, exact for values
+of the type), a float converts to an integer with `fpToSBV`/`fpToUBV` toward zero, whose value
+SMT-LIB leaves unspecified exactly where C's behaviour is undefined: `float_to_int_defined`
+gives the condition under which it is a value (`bmc_unroll` blocks the other paths). IEEE
+equality is `fpEQ` (never Z3's `==`, which tells +0.0 from -0.0 and equates NaNs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import z3
 
+from . import fpsem
 from .ir import (
+    FLOAT_NODES,
     ArrayType,
     Binary,
     Cast,
     Const,
     Expr,
+    FloatBinary,
+    FloatCompare,
+    FloatConst,
+    FloatExpr,
+    FloatToInt,
+    FloatType,
+    FloatUnary,
     IntType,
     Ite,
     Select,
     Store,
+    ToFloat,
     Type,
     Unary,
     Var,
@@ -38,10 +55,49 @@ _COMPARE = {
 }
 
 
+_FP_COMPARE: dict[str, Callable[[z3.FPRef, z3.FPRef], z3.BoolRef]] = {
+    "<": z3.fpLT,
+    "<=": z3.fpLEQ,
+    ">": z3.fpGT,
+    ">=": z3.fpGEQ,
+    "==": z3.fpEQ,
+    "!=": lambda a, b: z3.Not(z3.fpEQ(a, b)),
+}
+_FP_ARITH: dict[str, Callable[[z3.FPRMRef, z3.FPRef, z3.FPRef], z3.FPRef]] = {
+    "+": z3.fpAdd,
+    "-": z3.fpSub,
+    "*": z3.fpMul,
+    "/": z3.fpDiv,
+}
+
+
 def sort_of(ty: Type) -> z3.SortRef:
     if isinstance(ty, ArrayType):
         return z3.ArraySort(z3.IntSort(), z3.IntSort())
+    if isinstance(ty, FloatType):
+        return z3.FPSort(ty.ebits, ty.sbits)
     return z3.IntSort()
+
+
+def float_value(value: float, ty: FloatType) -> z3.FPRef:
+    """The Z3 numeral of a value of `ty` (built from its IEEE encoding: exact, -0.0 included)."""
+    return z3.simplify(z3.fpBVToFP(z3.BitVecVal(fpsem.to_bits(value, ty), ty.bits), sort_of(ty)))
+
+
+def float_of_bits(bits: z3.BitVecRef, ty: FloatType) -> z3.FPRef:
+    """The float whose IEEE encoding is the bit-vector `bits` (any pattern: NaNs included)."""
+    return z3.fpBVToFP(bits, sort_of(ty))
+
+
+def float_to_int_defined(x: z3.FPRef, ty: IntType) -> z3.BoolRef:
+    """C defines the conversion of the float `x` to `ty`: its truncation is a value of `ty`
+    (false for NaN and the infinities). Compares the truncation with powers of two, which every
+    float format holds (or rounds to an infinity beyond its range, which is then right too)."""
+    sort = x.sort()
+    truncated = z3.fpRoundToIntegral(z3.RTZ(), x)
+    low = z3.FPVal(float(ty.min), sort)  # 0 or -2**(bits-1)
+    above = z3.FPVal(float(ty.max + 1), sort)  # 2**bits or 2**(bits-1)
+    return z3.And(z3.fpGEQ(truncated, low), z3.fpLT(truncated, above))
 
 
 def const(name: str, ty: Type) -> z3.ExprRef:
@@ -105,12 +161,16 @@ class Translator:
             return z3.Select(self.term(e.array), self.term(e.index))
         if isinstance(e, Store):
             return self._stores(e)
+        if isinstance(e, FLOAT_NODES):
+            return self._float(e)
         raise TypeError(f"not an IR expression: {e!r}")
 
     def formula(self, e: Expr) -> z3.BoolRef:
         """`e != 0` as a Boolean formula, keeping comparisons and connectives Boolean."""
         if isinstance(e, Binary) and e.op in _COMPARE:
             return _COMPARE[e.op](self.term(e.left), self.term(e.right))  # type: ignore[no-any-return]
+        if isinstance(e, FloatCompare):
+            return _FP_COMPARE[e.op](self.term(e.left), self.term(e.right))
         if isinstance(e, Binary) and e.op == "&&":
             return z3.And(self.formula(e.left), self.formula(e.right))
         if isinstance(e, Binary) and e.op == "||":
@@ -120,6 +180,36 @@ class Translator:
         if isinstance(e, Const):
             return z3.BoolVal(e.value != 0)
         return self.term(e) != 0
+
+    def _float(self, e: FloatExpr) -> z3.ExprRef:
+        if isinstance(e, FloatConst):
+            return float_value(e.value, e.type)
+        if isinstance(e, FloatUnary):
+            return z3.fpNeg(self.term(e.operand))
+        if isinstance(e, FloatBinary):
+            return _FP_ARITH[e.op](z3.RNE(), self.term(e.left), self.term(e.right))
+        if isinstance(e, FloatCompare):
+            return _bool_to_int(self.formula(e))
+        if isinstance(e, ToFloat):
+            return self._to_float(e)
+        return self._float_to_int(e)
+
+    def _to_float(self, e: ToFloat) -> z3.FPRef:
+        a, source, sort = self.term(e.operand), e.operand.type, sort_of(e.type)
+        if isinstance(source, FloatType):
+            return z3.fpFPToFP(z3.RNE(), a, sort)
+        assert isinstance(source, IntType)
+        bv = z3.Int2BV(a, source.bits)  # a value of `source`: its bits are exact
+        if source.signed:
+            return z3.fpSignedToFP(z3.RNE(), bv, sort)
+        return z3.fpUnsignedToFP(z3.RNE(), bv, sort)
+
+    def _float_to_int(self, e: FloatToInt) -> z3.ArithRef:
+        """The truncated value; unspecified where C's conversion is undefined (`float_to_int_defined`)."""
+        x, ty = self.term(e.operand), e.type
+        if ty.signed:
+            return z3.BV2Int(z3.fpToSBV(z3.RTZ(), x, z3.BitVecSort(ty.bits)), is_signed=True)
+        return z3.BV2Int(z3.fpToUBV(z3.RTZ(), x, z3.BitVecSort(ty.bits)), is_signed=False)
 
     def _stores(self, e: Store) -> z3.ExprRef:
         base, chain = store_chain(e)  # iterative: initialisers make chains thousands deep

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import fpsem
 from .errors import IRTypeError
 from .ir import (
     ARITH_OPS,
@@ -27,6 +28,12 @@ from .ir import (
     Const,
     Continue,
     Expr,
+    FloatBinary,
+    FloatCompare,
+    FloatConst,
+    FloatToInt,
+    FloatType,
+    FloatUnary,
     Goto,
     Havoc,
     If,
@@ -40,6 +47,7 @@ from .ir import (
     Select,
     Stmt,
     Store,
+    ToFloat,
     Type,
     Unary,
     Var,
@@ -62,6 +70,12 @@ def _int(ty: Type, what: str) -> IntType:
     return ty
 
 
+def _float(ty: Type, what: str) -> FloatType:
+    _require(isinstance(ty, FloatType), f"{what} must have a floating type, not {ty}")
+    assert isinstance(ty, FloatType)
+    return ty
+
+
 class _ExprChecker:
     """Checks expressions against the declared variable types and returns their types.
 
@@ -80,6 +94,12 @@ class _ExprChecker:
             Ite: _ite,
             Select: _select,
             Store: _store,
+            FloatConst: _float_const,
+            FloatUnary: _float_unary,
+            FloatBinary: _float_binary,
+            FloatCompare: _float_compare,
+            ToFloat: _to_float,
+            FloatToInt: _float_to_int,
         }
 
     def check(self, root: Expr) -> Type:
@@ -167,6 +187,45 @@ def _store(e: Store, sub: list[Type]) -> Type:
     return e.type
 
 
+def _float_const(e: FloatConst, _: list[Type]) -> Type:
+    ty = _float(e.type, f"constant {e.value}")
+    _require(isinstance(e.value, float), f"floating constant {e.value!r} is not a Python float")
+    _require(fpsem.round_to(e.value, ty) == e.value or e.value != e.value, f"{e.value!r} is not a {ty}")
+    return ty
+
+
+def _float_unary(e: FloatUnary, sub: list[Type]) -> Type:
+    _require(e.op == "-", f"unknown floating unary operator {e.op!r}")
+    _require(sub[0] == e.type, f"operand of {e.op} is {sub[0]}, operator type {e.type}")
+    return _float(e.type, f"operator {e.op}")
+
+
+def _float_binary(e: FloatBinary, sub: list[Type]) -> Type:
+    _require(e.op in ("+", "-", "*", "/"), f"unknown floating operator {e.op!r}")
+    _require(sub[0] == sub[1] == e.type, f"operands of {e.op} are {sub[0]} and {sub[1]}, operator {e.type}")
+    return _float(e.type, f"operator {e.op}")
+
+
+def _float_compare(e: FloatCompare, sub: list[Type]) -> Type:
+    _require(e.op in COMPARE_OPS, f"unknown comparison {e.op!r}")
+    _float(sub[0], f"left operand of {e.op}")
+    _require(sub[0] == sub[1], f"operands of {e.op} have different types {sub[0]} and {sub[1]}")
+    _require(e.type == INT, f"comparison {e.op} yields int, not {e.type}")
+    return e.type
+
+
+def _to_float(e: ToFloat, sub: list[Type]) -> Type:
+    _require(isinstance(sub[0], (IntType, FloatType)), f"conversion of {sub[0]} to {e.type}")
+    return _float(e.type, "a conversion to float")
+
+
+def _float_to_int(e: FloatToInt, sub: list[Type]) -> Type:
+    _float(sub[0], "operand of a float-to-integer conversion")
+    ty = _int(e.type, "a float-to-integer conversion")
+    _require(not ty.is_bool, "a float converts to _Bool by comparison with 0.0, not FloatToInt")
+    return ty
+
+
 @dataclass(frozen=True)
 class _Ctx:
     """Where a statement sits: inside how many loops of its function, inside any function."""
@@ -236,7 +295,7 @@ class _StmtChecker:
 
     def _havoc(self, s: Havoc, ctx: _Ctx) -> None:
         target = self._declared(s.target)
-        _require(isinstance(target, (IntType, ArrayType)), f"havoc of {s.target} of type {target}")
+        _require(isinstance(target, (IntType, ArrayType, FloatType)), f"havoc of {s.target} of type {target}")
 
     def _cond(self, s: Assume | Assert | If, ctx: _Ctx) -> None:
         self.exprs.check_int(s.cond, f"condition of {type(s).__name__}")

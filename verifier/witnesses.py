@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from .errors import QuokkaError
-from .results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
+from .results import FLOAT_INPUTS, Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
 FORMAT_VERSION = "2.0"
 SPECIFICATION = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
@@ -200,8 +200,10 @@ def _input_waypoints(locator: _Locator, inputs: Sequence[InputValue]) -> list[di
         if not value.origin.startswith("__VERIFIER_nondet_"):
             continue  # an uninitialised variable: no call to point at; the witness stays valid
         column = locator.call_end(value.line, value.origin)
-        if column is None:
-            break  # a waypoint at a wrong call would make the witness wrong; fewer are fine
+        if column is None or value.origin in FLOAT_INPUTS:
+            # a waypoint at a wrong call would make the witness wrong; fewer are fine (a float's
+            # input is its IEEE encoding, which `\result == N` does not state)
+            break
         waypoints.append({
             "type": "function_return",
             "action": "follow",

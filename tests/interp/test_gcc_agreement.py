@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from quokka.verifier import fpsem
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.interp import Execution, compile_program
-from quokka.verifier.ir import ArrayType, Havoc, IntType, Program, VarDecl
+from quokka.verifier.ir import ArrayType, FloatType, Havoc, IntType, Program, VarDecl
 from quokka.verifier.replay import (
     LoopProbe,
     ReplayResult,
@@ -160,6 +161,8 @@ def test_false_tasks_agree_with_gcc(set_name, wanted, tmp_path):
 def random_source(rng: random.Random):
     def source(decl: VarDecl, havoc: Havoc) -> int:
         ty = decl.type.elem if isinstance(decl.type, ArrayType) else decl.type
+        if isinstance(ty, FloatType):  # the IEEE encoding of a small value, or any bit pattern
+            return fpsem.to_bits(rng.uniform(-10, 30), ty) if rng.random() < 0.8 else rng.getrandbits(ty.bits)
         if rng.random() < 0.8:
             return rng.randint(-10, 30)
         return rng.randint(ty.min, ty.max)

@@ -21,7 +21,7 @@ import z3
 from ..cfg import build_cfg
 from ..errors import UnsupportedFeature
 from ..interp import Execution, run
-from ..ir import ArrayType, Assert, Havoc, IntType, Program, VarDecl
+from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
     ErrorSite,
@@ -251,9 +251,10 @@ class _Session:
 
 
 def _answers(cex: _Counterexample) -> Callable[[VarDecl, Havoc], int]:
-    """Inputs for the interpreter: the model's values in order; array elements their fill value."""
+    """Inputs for the interpreter: the model's values in order (a float's: its IEEE encoding);
+    array elements their fill value."""
     pairs = list(zip(cex.havocs, cex.values, strict=True))
-    scalars = iter([v for h, v in pairs if isinstance(h.type, IntType)])
+    scalars = iter([v for h, v in pairs if not isinstance(h.type, ArrayType)])
     fills = {id(h.stmt): v for h, v in pairs if isinstance(h.type, ArrayType)}
 
     def answer(decl: VarDecl, stmt: Havoc) -> int:

@@ -21,7 +21,9 @@ are sound in both directions along the path a model takes: a guard that is true 
 reached by the one execution the Havoc values determine.
 
 Paths on which C's behaviour is undefined (division by zero, bad shift count, out-of-bounds
-array index, signed overflow) are blocked, so a model is an execution the interpreter replays.
+array index, signed overflow, a float converted to an integer type that does not hold its
+truncation) are blocked, so a model is an execution the interpreter replays. A Havoc of a float
+is a fresh bit-vector, its IEEE encoding (what the interpreter and the gcc replay take as input).
 Havoc and error sites carry keys that order them as an execution meets them: (position in
 `Cfg.order`, statement) in a region, below (head position, iteration) for each loop instance.
 """
@@ -42,6 +44,8 @@ from ..ir import (
     Binary,
     Const,
     Expr,
+    FloatToInt,
+    FloatType,
     Havoc,
     IntType,
     Ite,
@@ -53,7 +57,7 @@ from ..ir import (
     Var,
     children,
 )
-from ..smt import Translator, in_range, sort_of
+from ..smt import Translator, float_of_bits, float_to_int_defined, float_value, in_range, sort_of
 
 Key = tuple[int, ...]
 Env = dict[str, z3.ExprRef]
@@ -129,6 +133,10 @@ class Formula:
             return z3.Bool(f"{name}#{self._fresh}")
         return z3.Const(f"{name}#{self._fresh}", sort_of(ty))
 
+    def fresh_bits(self, name: str, width: int) -> z3.BitVecRef:
+        self._fresh += 1
+        return z3.BitVec(f"{name}#{self._fresh}", width)
+
     def define(self, name: str, term: z3.ExprRef, ty: Type) -> z3.ExprRef:
         """`term`, simplified; named by a fresh constant unless it is a value or a constant."""
         term = z3.simplify(term)
@@ -154,7 +162,7 @@ class Formula:
 
 
 def _is_atom(t: z3.ExprRef) -> bool:
-    if z3.is_int_value(t) or z3.is_true(t) or z3.is_false(t):
+    if z3.is_int_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t):
         return True
     return bool(z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
 
@@ -479,6 +487,9 @@ class Unroller:
             value = self.fm.fresh(f"{s.target}!in", ty)
             self.fm.add(in_range(value, ty))
             env[s.target] = value
+        elif isinstance(ty, FloatType):
+            value = self.fm.fresh_bits(f"{s.target}!in", ty.bits)  # the IEEE encoding: any value
+            env[s.target] = float_of_bits(value, ty)
         else:
             value = self._array_fill(s, ty)
             env[s.target] = z3.K(z3.IntSort(), value)
@@ -545,6 +556,8 @@ class Unroller:
             return None if size is None else z3.And(index >= 0, index < size)
         if isinstance(e, Unary) and e.op == "-":
             return self._no_overflow(e, tr)
+        if isinstance(e, FloatToInt):
+            return float_to_int_defined(tr.term(e.operand), e.type)
         if not isinstance(e, Binary):
             return None
         if e.op in ("/", "%"):
@@ -585,6 +598,8 @@ def _zero(ty: Type) -> z3.ExprRef:
     """A variable's value before any assignment: 0, as in the interpreter."""
     if isinstance(ty, ArrayType):
         return z3.K(z3.IntSort(), z3.IntVal(0))
+    if isinstance(ty, FloatType):
+        return float_value(0.0, ty)
     return z3.IntVal(0)
 
 

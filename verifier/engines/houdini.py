@@ -23,7 +23,7 @@ import z3
 
 from ..builder import conjunction
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
-from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars, operands
+from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars, operands, refusal
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .inductive import Cti, case_query, cti_of, describe, is_state_set
@@ -277,6 +277,9 @@ def _state_sets_alone(
 def houdini(program: Program, pool: Mapping[str, Sequence[Expr]], budget: Budget) -> HoudiniResult:
     """The largest inductive subset of `pool` (loop id -> candidates), and SAFE if it implies safety."""
     watch = Stopwatch()
+    refused = refusal(program)
+    if refused is not None:
+        return HoudiniResult(kept={}, dropped=(), result=unknown(ENGINE, refused), complete=False)
     quick = _state_sets_alone(program, pool, budget, watch)
     if quick is not None:
         return quick

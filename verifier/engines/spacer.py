@@ -18,7 +18,7 @@ import z3
 
 from .. import chc
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode
-from ..ir import Expr, Program, Var
+from ..ir import Expr, Program, Var, refusal
 from ..z3_to_ir import Unsupported, to_ir
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -74,6 +74,9 @@ def solve(
     certificate themselves).
     """
     watch = Stopwatch()
+    refused = refusal(program)
+    if refused is not None:
+        return unknown(ENGINE, refused)
     enc = encoding or encode(program)
     runner = _Runner(program, enc, chc.build(enc), budget, check)
     for name, settings, piece in _slices(params, budget):

@@ -17,7 +17,7 @@ import multiprocessing as mp
 import multiprocessing.connection as mpc
 from collections.abc import Mapping
 
-from ..ir import INT, Binary, Expr, Program
+from ..ir import INT, Binary, Expr, Program, refusal
 from ..transform import assert_program, assume_program
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -113,6 +113,9 @@ def _certificate(program: Program, candidates: Mapping[str, Expr], assume: Engin
 def check_many(program: Program, candidates: Mapping[str, Expr], budget: Budget) -> EngineResult:
     """The two-query check of `candidates` (loop id -> candidate) on `program`."""
     watch = Stopwatch()
+    refused = refusal(program)
+    if refused is not None:
+        return unknown(ENGINE, refused)
     missing = sorted(set(candidates) - {info.id for info in program.loops})
     if missing:
         return unknown(ENGINE, f"no loop {', '.join(missing)} in the program", watch.elapsed())

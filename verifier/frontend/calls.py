@@ -25,6 +25,8 @@ from .. import cexpr
 from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..ir import (
+    DOUBLE,
+    FLOAT,
     INT,
     ArrayType,
     Assert,
@@ -33,8 +35,10 @@ from ..ir import (
     Binary,
     Const,
     Expr,
+    FloatType,
     Havoc,
     IntType,
+    ScalarType,
     Scope,
     Stmt,
     Unary,
@@ -95,9 +99,8 @@ NONDET_TYPES = {
     "uint64_t": "unsigned long long",
 }
 NONDET_ALIASES = {"unknown": "int"}  # code2inv's nondeterministic condition
+NONDET_FLOATS = {"float": FLOAT, "double": DOUBLE}  # any value, NaNs and infinities included
 NONDET_UNSUPPORTED = {
-    "float": "floating point",
-    "double": "floating point",
     "pointer": "pointer",
     "charp": "pointer",
     "pchar": "pointer",
@@ -125,6 +128,12 @@ UNREACH_CALL_READING = CallReading(
 
 def call_reading(property_name: str) -> CallReading:
     return UNREACH_CALL_READING if property_name == UNREACH_CALL else ASSERT_READING
+
+
+def _floating(sig: Signature) -> bool:
+    """Whether a signature has a float result or parameter (e.g. libm's `sqrt`, `fabs`)."""
+    params = [ty for _, ty in sig.params or ()]
+    return any(isinstance(ty, FloatType) for ty in [sig.ret, *params])
 
 
 def ends_with_return(body: Any) -> bool:
@@ -180,7 +189,7 @@ class CallLowerer(ExprLowerer):
             return None
         if name in ASSUME_FUNCTIONS or name in self.reading.checks or name in self.reading.asserts:
             self._arity(node, name, args, 1)
-            cond = self.builtin_args(name, node, args, out)[0]
+            cond = cexpr.truth(self.builtin_args(name, node, args, out)[0])
             if name in self.reading.asserts:
                 out.append(Assert(cond, coord, self.st.site or coord))
             else:
@@ -208,7 +217,9 @@ class CallLowerer(ExprLowerer):
             self._arity(node, name, args, 1)
             return self.absolute(name, node, args, out)
         if name in self.prototypes:
-            self.signature_of(name, node)
+            sig = self.signature_of(name, node)
+            if sig is not None and _floating(sig):
+                raise UnsupportedFeature(coord, "floating-point function without a body", name)
             raise UnsupportedFeature(coord, "call to a function without a body", name)
         raise UnsupportedFeature(coord, "call to an undeclared function", name)
 
@@ -287,7 +298,7 @@ class CallLowerer(ExprLowerer):
         ]
 
     def _convert_arg(self, value: Expr, ty: CType, name: str, node: Any) -> Expr:
-        if not isinstance(ty, IntType):
+        if not isinstance(ty, (IntType, FloatType)):
             raise FrontendError(self.st.coord(node), f"parameter of {name} has type {ty.name}")
         try:
             return cexpr.convert(value, ty)
@@ -315,11 +326,13 @@ class CallLowerer(ExprLowerer):
             ty = self.st.ct.size_t
         elif suffix in NONDET_TYPES:
             ty = self.st.ct.named(NONDET_TYPES[suffix])
+        elif suffix in NONDET_FLOATS:
+            ty = NONDET_FLOATS[suffix]
         elif suffix in NONDET_UNSUPPORTED:
             raise UnsupportedFeature(coord, NONDET_UNSUPPORTED[suffix], name)
         else:
             raise UnsupportedFeature(coord, "unknown nondeterministic function", name)
-        if not isinstance(ty, IntType):
+        if not isinstance(ty, (IntType, FloatType)):
             raise UnsupportedFeature(coord, f"{ty.name} result", name)
         t = self.st.temp(ty, "nd")
         out.append(Havoc(t.name, coord, name))
@@ -333,14 +346,14 @@ class CallLowerer(ExprLowerer):
 
     # ------------------------------------------------------------------ sqrt
 
-    def converted(self, node: Any, ty: IntType, out: list[Stmt]) -> Expr:
+    def converted(self, node: Any, ty: ScalarType, out: list[Stmt]) -> Expr:
         """As `ExprLowerer.converted`; `int_var = sqrt(int_expr)` is lowered exactly (see `int_sqrt`)."""
         inner, target = node, ty
         if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.FuncCall):
             cast_to = self.types.resolve(node.to_type)
             if isinstance(cast_to, IntType):
                 inner, target = node.expr, cast_to
-        if self._is_libm_sqrt(inner) and not target.is_bool:
+        if isinstance(target, IntType) and self._is_libm_sqrt(inner) and not target.is_bool:
             root = self.int_sqrt(inner, target, out)
             if root is not None:
                 return cexpr.convert(root, ty)
@@ -365,10 +378,12 @@ class CallLowerer(ExprLowerer):
         args = list(node.args.exprs) if node.args else []
         if len(args) != 1:
             return None
+        pos = len(out)
         arg = self.value(args[0], out)
-        aty = cexpr.int_type(arg)
-        if aty.bits > 32:
+        if not isinstance(arg.type, IntType) or arg.type.bits > 32:
+            del out[pos:]  # evaluated again as an ordinary (unsupported) call
             return None
+        aty = arg.type
         ll = self.st.ct.named("long long")
         n = cexpr.convert(arg, ll)
         root = self.st.temp(ty, "sqrt")
@@ -407,7 +422,7 @@ class CallLowerer(ExprLowerer):
         self._check_call_arity(sig, name, args, node)
         values = self.arguments(args, out)
         ret = None
-        if want and isinstance(sig.ret, IntType):
+        if want and isinstance(sig.ret, (IntType, FloatType)):
             ret = self.st.temp(sig.ret, f"{name}.ret")
             if not ends_with_return(fdef.body):
                 out.append(Havoc(ret.name, coord, "no return value"))

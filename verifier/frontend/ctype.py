@@ -1,9 +1,11 @@
-"""C declarators (pycparser type nodes) as IR types: integers, 1-D integer arrays, void, pointers.
+"""C declarators (pycparser type nodes) as IR types: integers, `float` and `double`, 1-D integer
+arrays, void, pointers.
 
 Pointers and structs follow the heap model of `memory`: a pointer to a struct (or `void *`) is an
 integer of a pointer type, a pointer to an integer type is a block (`BlockType`), and a struct
 value is a `StructType` (its size is known; variables of it are unsupported). Everything else
-(pointers to pointers, unions, floats, ...) raises `UnsupportedFeature` naming the feature.
+(pointers to pointers, unions, `long double`, arrays of floats, ...) raises `UnsupportedFeature`
+naming the feature.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ..errors import FrontendError, UnsupportedFeature
-from ..ir import ArrayType, IntType
+from ..ir import DOUBLE, FLOAT, ArrayType, FloatType, IntType
 from .memory import BlockType, StructInfo
 from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding
 
@@ -39,7 +41,7 @@ class StructType:
 
 
 VOID = VoidType()
-CType = IntType | ArrayType | VoidType | BlockType | StructType
+CType = IntType | FloatType | ArrayType | VoidType | BlockType | StructType
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,21 @@ class TypeResolver:
         if canon is not None:
             return self.st.ct.named(canon)
         if any(n in _FLOATS for n in names):
-            raise self.unsupported(node, "floating point")
+            return self.floating(node, names)
         if len(names) == 1:
             return self.typedef(node, names[0])
         raise self.unsupported(node, f"type {' '.join(names)}")
+
+    def floating(self, node: Any, names: list[str]) -> FloatType:
+        """`float` or `double`; `long double`, complex and decimal types are unsupported."""
+        if names == ["float"]:
+            return FLOAT
+        if names == ["double"]:
+            return DOUBLE
+        if sorted(names) == ["double", "long"]:
+            raise self.unsupported(node, "long double")
+        exotic = next((n for n in names if n in _FLOATS and n not in ("float", "double")), None)
+        raise self.unsupported(node, f"floating type {exotic or ' '.join(names)}")
 
     def typedef(self, node: Any, name: str) -> CType:
         binding = self.st.scopes.lookup(name)
@@ -259,6 +272,8 @@ class TypeResolver:
     def size_of(self, ty: CType, node: Any) -> int:
         if isinstance(ty, IntType):
             return 1 if ty.is_bool else ty.bits // 8
+        if isinstance(ty, FloatType):
+            return ty.bits // 8
         if isinstance(ty, ArrayType):
             if ty.size is None:
                 raise FrontendError(self.st.coord(node), "sizeof of an array of unknown size")

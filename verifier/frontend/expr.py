@@ -17,7 +17,7 @@ from typing import Any
 
 from pycparser import c_ast
 
-from .. import cexpr
+from .. import cexpr, fpsem
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..ir import (
     INT,
@@ -26,9 +26,12 @@ from ..ir import (
     Assume,
     Const,
     Expr,
+    FloatConst,
+    FloatType,
     Havoc,
     If,
     IntType,
+    ScalarType,
     Stmt,
     Var,
     free_vars,
@@ -47,7 +50,7 @@ class LValue:
     index: Expr | None = None
 
     @property
-    def type(self) -> IntType:
+    def type(self) -> ScalarType:
         ty = self.var.type
         return ty.elem if isinstance(ty, ArrayType) else ty
 
@@ -138,7 +141,7 @@ class ExprLowerer:
         finally:
             self.effects_error = saved
 
-    def converted(self, node: Any, ty: IntType, out: list[Stmt]) -> Expr:
+    def converted(self, node: Any, ty: ScalarType, out: list[Stmt]) -> Expr:
         """The value of `node` converted to `ty` (as by assignment)."""
         value = self.value(node, out)
         try:
@@ -146,17 +149,20 @@ class ExprLowerer:
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
 
-    def convert(self, value: Expr, ty: IntType, node: Any) -> Expr:
+    def convert(self, value: Expr, ty: ScalarType, node: Any) -> Expr:
         """`value` converted to `ty` as by assignment; between a pointer and an integer only the
         null constant converts, and a pointer converts to `_Bool` (the heap model's numbers are
-        not addresses)."""
+        not addresses); between a pointer and a float nothing does."""
         memory = self.st.memory
         source_pointer, target_pointer = memory.is_pointer(value.type), memory.is_pointer(ty)
-        if source_pointer and not target_pointer and not ty.is_bool:
+        if (source_pointer and isinstance(ty, FloatType)) or (target_pointer and cexpr.is_float(value)):
+            raise FrontendError(self.st.coord(node), f"conversion between {value.type} and {ty}")
+        if source_pointer and isinstance(ty, IntType) and not target_pointer and not ty.is_bool:
             raise UnsupportedFeature(self.st.coord(node), "pointer converted to an integer")
         if target_pointer and not source_pointer:
             if cexpr.const_value(value) != 0:
                 raise UnsupportedFeature(self.st.coord(node), "integer converted to a pointer")
+            assert isinstance(ty, IntType)
             return Const(0, ty)
         return cexpr.convert(value, ty)
 
@@ -204,6 +210,8 @@ class ExprLowerer:
             return self.record(cexpr.binary(self.st.ct, op, a, b), node)
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
+        except ValueError as exc:  # a float operand of %, <<, &, ... (C rejects it)
+            raise FrontendError(self.st.coord(node), str(exc)) from None
 
     def _pointer_binary(self, op: str, a: Expr, b: Expr, node: Any) -> Expr:
         """`==`/`!=` between pointers or with the null constant; nothing else is modelled."""
@@ -247,7 +255,7 @@ class ExprLowerer:
         if node.type == "string":
             raise UnsupportedFeature(coord, "string literal")
         if node.type in ("float", "double", "long double"):
-            raise UnsupportedFeature(coord, "floating point", text)
+            return self._float_constant(text, coord)
         try:
             if node.type == "char":
                 if not text.startswith("'"):
@@ -256,6 +264,14 @@ class ExprLowerer:
             return cexpr.int_literal(self.st.ct, text)
         except ValueError as exc:
             raise UnsupportedFeature(coord, "constant", str(exc)) from None
+
+    def _float_constant(self, text: str, coord: Coord | None) -> Expr:
+        try:
+            value, ty = fpsem.literal(text)
+        except ValueError as exc:
+            feature = "long double" if "long double" in str(exc) else "floating constant"
+            raise UnsupportedFeature(coord, feature, text) from None
+        return FloatConst(value, ty)
 
     # ------------------------------------------------------------------ operators
 
@@ -269,7 +285,10 @@ class ExprLowerer:
             operand = self.value(node.expr, out)
             if op != "!" and self.st.memory.is_pointer(operand.type):
                 raise UnsupportedFeature(self.st.coord(node), "pointer arithmetic", op)
-            return self.record(cexpr.unary(self.st.ct, op, operand), node)
+            try:
+                return self.record(cexpr.unary(self.st.ct, op, operand), node)
+            except ValueError as exc:  # `~` on a float
+                raise FrontendError(self.st.coord(node), str(exc)) from None
         if op == "*":
             return self._deref(node, out).read()
         if op == "sizeof":
@@ -351,19 +370,20 @@ class ExprLowerer:
         sub: list[Stmt] = []
         self.effect(node.right, sub)
         if sub:
-            cond = left if node.op == "&&" else cexpr.negate(left)
+            cond = cexpr.truth(left) if node.op == "&&" else cexpr.negate(left)
             out.append(If(cond, tuple(sub), (), self.st.coord(node)))
 
     def _ternary(self, node: c_ast.TernaryOp, out: list[Stmt]) -> Expr:
-        cond = self.value(node.cond, out)
+        cond = cexpr.truth(self.value(node.cond, out))
         s1: list[Stmt] = []
         s2: list[Stmt] = []
         a = self.value(node.iftrue, s1)
         b = self.value(node.iffalse, s2)
         try:
-            if not s1 and not s2:
+            floating = cexpr.is_float(a) or cexpr.is_float(b)  # no `Ite` of floats: an `If` below
+            if not s1 and not s2 and not floating:
                 return cexpr.conditional(self.st.ct, cond, a, b)
-            ty = self.st.ct.common(cexpr.int_type(a), cexpr.int_type(b))
+            ty = self.st.ct.arithmetic(cexpr.scalar_type(a), cexpr.scalar_type(b))
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
         t = self.st.temp(ty)
@@ -373,7 +393,7 @@ class ExprLowerer:
         return t
 
     def _ternary_effect(self, node: c_ast.TernaryOp, out: list[Stmt]) -> None:
-        cond = self.value(node.cond, out)
+        cond = cexpr.truth(self.value(node.cond, out))
         s1: list[Stmt] = []
         s2: list[Stmt] = []
         self.effect(node.iftrue, s1)
@@ -385,7 +405,7 @@ class ExprLowerer:
         ty = self.types.resolve(node.to_type)
         if isinstance(ty, BlockType):
             raise UnsupportedFeature(self.st.coord(node), "pointer to an integer used as a value", ty.name)
-        if not isinstance(ty, IntType):
+        if not isinstance(ty, (IntType, FloatType)):
             raise FrontendError(self.st.coord(node), f"cast to {ty.name} used as a value")
         return self.convert(self.value(node.expr, out), ty, node)
 
@@ -405,7 +425,7 @@ class ExprLowerer:
     def lvalue(self, node: Any, out: list[Stmt]) -> LValue:
         if isinstance(node, c_ast.ID):
             binding = self.st.scopes.lookup(node.name)
-            if isinstance(binding, VarBinding) and isinstance(binding.type, IntType):
+            if isinstance(binding, VarBinding) and isinstance(binding.type, (IntType, FloatType)):
                 return LValue(Var(binding.name, binding.type))
             if isinstance(binding, VarBinding):
                 raise FrontendError(self.st.coord(node), f"assignment to array '{node.name}'")
@@ -510,7 +530,7 @@ class ExprLowerer:
     def store(self, lv: LValue, value: Expr, out: list[Stmt], node: Any) -> None:
         coord = self.st.coord(node)
         try:
-            cexpr.int_type(value)
+            cexpr.scalar_type(value)
             if lv.index is None:
                 out.append(Assign(lv.var.name, cexpr.convert(value, lv.type), coord))
             else:

@@ -29,7 +29,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import Coord
-from ..ir import INT, ArrayType, Assign, Assume, Binary, Cast, Const, Expr, Havoc, IntType, Stmt, Store, Var
+from ..ir import (
+    INT,
+    ArrayType,
+    Assign,
+    Assume,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    Havoc,
+    IntType,
+    Stmt,
+    Store,
+    Type,
+    Var,
+)
 
 if TYPE_CHECKING:
     from .state import LowerState
@@ -97,7 +112,7 @@ class Memory:
     def target(self, ty: IntType) -> StructInfo | None:
         return self.pointees.get(ty.name)
 
-    def declared_type(self, name: str, ty: IntType | ArrayType) -> IntType | ArrayType | BlockType:
+    def declared_type(self, name: str, ty: Type) -> Type | BlockType:
         """The C type of variable `name` whose IR type is `ty` (a block's is `T *`)."""
         if name in self.blocks and isinstance(ty, ArrayType):
             return BlockType(ty.elem)

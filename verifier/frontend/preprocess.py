@@ -39,12 +39,14 @@ GNU_DEFINES = (
     "__builtin_expect(e,c)=(e)",
     "_Noreturn=",
     "__noreturn__=",
-    "_Float128=double",
+    # gcc's _FloatN types as the standard types they are on x86 (the wider ones are unsupported
+    # as `long double` where a program uses them: only its glibc headers mention them)
+    "_Float128=long double",
     "_Float64=double",
     "_Float32=float",
-    "_Float64x=double",
+    "_Float64x=long double",
     "_Float32x=double",
-    "__float128=double",
+    "__float128=long double",
 )
 
 # gcc's predefined type macros (cpp runs with -undef), per data model: x86-64 and i386 Linux.

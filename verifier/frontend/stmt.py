@@ -20,6 +20,8 @@ from ..ir import (
     Const,
     Continue,
     Expr,
+    FloatConst,
+    FloatType,
     Goto,
     Havoc,
     If,
@@ -139,7 +141,7 @@ class StmtLowerer(CallLowerer):
             st.gotos = self.goto_context(fdef)
             body: list[Stmt] = []
             for (pname, pty), value in zip(sig.params or (), args, strict=False):
-                assert isinstance(pty, IntType)
+                assert isinstance(pty, (IntType, FloatType))
                 var = st.declare(pname or "arg", pty, "param", coord, plain=False)
                 if pname:
                     st.scopes.define(pname, VarBinding(var.name, pty))
@@ -245,11 +247,13 @@ class StmtLowerer(CallLowerer):
         self.st.scopes.define(node.name, VarBinding(var.name, ty))
         self.initialize(var, node.init, out, coord)
 
-    def complete(self, ty: CType, init: Any, node: Any) -> IntType | ArrayType | BlockType:
+    def complete(self, ty: CType, init: Any, node: Any) -> IntType | FloatType | ArrayType | BlockType:
         """The declared type, with the size of `int a[] = {...}` taken from the initialiser."""
         if isinstance(ty, StructType):
             raise UnsupportedFeature(self.st.coord(node), "struct", f"variable of type {ty.name}")
         if isinstance(ty, BlockType):
+            return ty
+        if isinstance(ty, FloatType):
             return ty
         if ty == VOID or not isinstance(ty, (IntType, ArrayType)):
             raise FrontendError(self.st.coord(node), "variable of type void")
@@ -289,7 +293,7 @@ class StmtLowerer(CallLowerer):
             raise UnsupportedFeature(self.st.coord(node), "extern variable without a definition", node.name)
         self.st.scopes.define(node.name, binding)
 
-    def _static_local(self, node: c_ast.Decl, ty: IntType | ArrayType) -> None:
+    def _static_local(self, node: c_ast.Decl, ty: IntType | FloatType | ArrayType) -> None:
         coord = self.st.coord(node)
         key = (self.st.call_stack[-1], coord.line if coord else 0, coord.column if coord else 0)
         binding = self.st.statics.get(key)
@@ -313,6 +317,8 @@ class StmtLowerer(CallLowerer):
         with self.no_effects(lambda c, what: FrontendError(c, f"{what} in a static initializer")):
             if init is None and isinstance(var.type, IntType):
                 out.append(Assign(var.name, Const(0, var.type), coord))
+            elif init is None and isinstance(var.type, FloatType):
+                out.append(Assign(var.name, FloatConst(0.0, var.type), coord))
             elif init is None:
                 self.initialize(var, c_ast.InitList([]), out, coord)
             else:
@@ -323,7 +329,7 @@ class StmtLowerer(CallLowerer):
         if init is None:
             out.append(Havoc(var.name, coord, UNINITIALISED))
             return
-        if isinstance(var.type, IntType):
+        if isinstance(var.type, (IntType, FloatType)):
             if isinstance(init, c_ast.InitList):
                 if len(init.exprs) != 1:
                     raise FrontendError(coord, "scalar initialised with a list")
@@ -335,7 +341,7 @@ class StmtLowerer(CallLowerer):
 
     def scalar(self, node: Any, out: list[Stmt]) -> Expr:
         value = self.value(node, out)
-        if not isinstance(value.type, IntType):
+        if not isinstance(value.type, (IntType, FloatType)):
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)")
         return value
 
@@ -378,7 +384,7 @@ class StmtLowerer(CallLowerer):
     # ------------------------------------------------------------------ control flow
 
     def _if(self, node: c_ast.If, out: list[Stmt]) -> None:
-        cond = self.value(node.cond, out)
+        cond = cexpr.truth(self.value(node.cond, out))
         then = self.block(node.iftrue)
         orelse = self.block(node.iffalse) if node.iffalse is not None else []
         out.append(If(cond, tuple(then), tuple(orelse), self.st.coord(node)))
@@ -476,7 +482,7 @@ class StmtLowerer(CallLowerer):
     def _return(self, node: c_ast.Return, out: list[Stmt]) -> None:
         ret, ret_ty = self.ret_stack[-1] if self.ret_stack else (None, VOID)
         if node.expr is not None:
-            if ret is not None and isinstance(ret_ty, IntType):
+            if ret is not None and isinstance(ret_ty, (IntType, FloatType)):
                 value = self.scalar(node.expr, out)
                 out.append(Assign(ret.name, cexpr.convert(value, ret_ty), self.st.coord(node)))
             else:

@@ -115,7 +115,9 @@ def _jumps(node: Any) -> bool:
 def _control(lw: StmtLowerer, node: c_ast.Switch, out: list[Stmt]) -> tuple[Expr, IntType]:
     """The promoted controlling value, saved in a temporary (the cases may change its variables)."""
     ctrl = lw.scalar(node.cond, out)
-    ty = lw.st.ct.promote(cexpr.int_type(ctrl))
+    if not isinstance(ctrl.type, IntType):
+        raise FrontendError(lw.st.coord(node), f"switch quantity of type {ctrl.type} is not an integer")
+    ty = lw.st.ct.promote(ctrl.type)
     ctrl = cexpr.convert(ctrl, ty)
     if isinstance(ctrl, Const):
         return ctrl, ty
