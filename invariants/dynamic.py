@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, Var, VarDecl
 from quokka.verifier.printer import c_names, format_expr
+from quokka.verifier.seeds import SeedSource
 
 from .canonical import key
 from .evaluate import compile_expr, holds_on
@@ -34,7 +35,6 @@ from .octagon import Observations, OctagonConfig, congruences, pair_bounds, unar
 from .polynomial import EqualityConfig, equalities
 from .protocol import Candidate, LoopContext, ProposalContext, State
 from .sampling import Samples, SamplingConfig, collect
-from .seeds import SeedSource
 from .structure import (
     after_loop,
     assigned_in,

@@ -36,8 +36,7 @@ from quokka.verifier.ir import (
     VarDecl,
     walk_stmts,
 )
-
-from .seeds import SeedSource
+from quokka.verifier.seeds import SeedSource
 
 State = Mapping[str, int]
 MODES = ("small", "positive", "small", "boundary", "positive", "tiny", "wide")
@@ -226,7 +225,8 @@ class _Collector:
             return None
         loop_id = min(loops, key=lambda lid: self.reaching.get(lid, 0))
         self.seeded[loop_id] = self.seeded.get(loop_id, 0) + 1
-        return seeds.next(loop_id)
+        seed: tuple[int, ...] | None = seeds.next(loop_id)
+        return seed
 
     def _wants_seed(self, loop_id: str) -> bool:
         config = self.config

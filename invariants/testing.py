@@ -14,9 +14,9 @@ import time
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.ir import Program
 from quokka.verifier.portfolio import Strategy
+from quokka.verifier.seeds import SeedSource
 
 from .sampling import SamplingConfig, collect
-from .seeds import SeedSource
 
 MAX_SHARE, MAX_S = 0.3, 10.0  # of the budget: testing gives up early, leaving the cores to the provers
 SEED_SHARE = 0.2  # of testing's time, for Z3 models of the paths to each loop head

@@ -7,7 +7,6 @@ import pytest
 from quokka.invariants.dynamic import DynamicConfig, DynamicProposer, infer
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.invariants.sampling import SamplingConfig, collect
-from quokka.invariants.seeds import SeedSource
 from quokka.verifier.builder import (
     ProgramBuilder,
     add,
@@ -24,6 +23,7 @@ from quokka.verifier.builder import (
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Assert, Assign, Program, Return, Scope, int_types
+from quokka.verifier.seeds import SeedSource
 from quokka.verifier.typecheck import check_program
 
 T = int_types("LP64")

@@ -4,7 +4,6 @@ import random
 import time
 
 import z3
-from quokka.invariants.seeds import SeedSource, Target, targets
 from quokka.verifier.errors import Coord
 from quokka.verifier.ir import (
     INT,
@@ -25,6 +24,7 @@ from quokka.verifier.ir import (
     Var,
     VarDecl,
 )
+from quokka.verifier.seeds import SeedSource, Target, targets
 
 X, N = Var("x", INT), Var("n", INT)
 

@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import z3
-from quokka.verifier.cfg import Branch, Cfg, Jump, Simple, build_cfg
-from quokka.verifier.ir import Assign, Havoc, IntType, Program, uses_floats
-from quokka.verifier.smt import Translator, const, in_range
+
+from .cfg import Branch, Cfg, Jump, Simple, build_cfg
+from .ir import Assign, Havoc, IntType, Program, uses_floats
+from .smt import Translator, const, in_range
 
 MAX_FAILURES = 4  # unsatisfiable or unknown queries before a path condition is given up
 
