@@ -181,7 +181,7 @@ def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Exp
     points = [
         _balanced(
             "&&",
-            [Binary("==", Var(d.name, d.type), Const(v, d.type), INT) for d, v in zip(ints, p, strict=True)],
+            [_compare("==", d, v) for d, v in zip(ints, p, strict=True)],
         )
         for p in distinct
     ]
@@ -211,7 +211,7 @@ def _by_case(
     ]:
         for value in sorted({s[d.name] for s in states}):
             subset = Observations.of([s for s in states if s[d.name] == value])
-            guard = Binary("!=", Var(d.name, d.type), Const(value, d.type), INT)
+            guard = _compare("!=", d, value)
             facts = _facts(program, loop, subset, config, seed, deadline)
             facts = [f for f in facts if f.kind in ("constant", "equality")]
             out += [Binary("||", guard, e, INT) for e in _exprs(facts, decls)]
@@ -259,6 +259,12 @@ def _exprs(facts: list[Fact], decls: Mapping[str, VarDecl]) -> list[Expr]:
         except ValueError:
             continue  # a constant beyond 128 bits
     return out
+
+
+def _compare(op: str, d: VarDecl, value: int) -> Expr:
+    """`d op value` for an integer variable `d`."""
+    assert isinstance(d.type, IntType)
+    return Binary(op, Var(d.name, d.type), Const(value, d.type), INT)
 
 
 def _structural(

@@ -19,25 +19,23 @@ from quokka.verifier.ir import (
     Binary,
     Block,
     Break,
-    Cast,
     Const,
     Expr,
     Havoc,
     If,
-    Ite,
     Loop,
     Program,
     Return,
     Scope,
-    Select,
     Stmt,
-    Store,
     Unary,
     Var,
+    children,
     free_vars,
     stmt_children,
     walk,
     walk_stmts,
+    with_children,
 )
 
 
@@ -69,19 +67,7 @@ def substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
     """`e` with each variable in `values` replaced by its expression."""
     if isinstance(e, Var):
         return values.get(e.name, e)
-    if isinstance(e, Const):
-        return e
-    if isinstance(e, Unary):
-        return Unary(e.op, substitute(e.operand, values), e.type)
-    if isinstance(e, Binary):
-        return Binary(e.op, substitute(e.left, values), substitute(e.right, values), e.type)
-    if isinstance(e, Cast):
-        return Cast(substitute(e.operand, values), e.type)
-    if isinstance(e, Ite):
-        return Ite(*(substitute(x, values) for x in (e.cond, e.then, e.orelse)), e.type)
-    if isinstance(e, Select):
-        return Select(substitute(e.array, values), substitute(e.index, values), e.type)
-    return Store(*(substitute(x, values) for x in (e.array, e.index, e.value)), e.type)
+    return with_children(e, [substitute(c, values) for c in children(e)])
 
 
 @dataclass

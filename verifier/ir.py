@@ -32,8 +32,10 @@ Control flow is given its meaning in one place, `cfg`, which every analysis cons
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import Coord, UnsupportedByEngine
 
@@ -262,19 +264,26 @@ Expr = (
 )
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    Const: (), Var: (), FloatConst: (),
+    Unary: ("operand",), Cast: ("operand",), FloatUnary: ("operand",), ToFloat: ("operand",),
+    FloatToInt: ("operand",),
+    Binary: ("left", "right"), FloatBinary: ("left", "right"), FloatCompare: ("left", "right"),
+    Ite: ("cond", "then", "orelse"), Select: ("array", "index"), Store: ("array", "index", "value"),
+}  # fmt: skip
+
+
 def children(e: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of `e`, left to right."""
-    if isinstance(e, (Const, Var, FloatConst)):
-        return ()
-    if isinstance(e, (Unary, Cast, FloatUnary, ToFloat, FloatToInt)):
-        return (e.operand,)
-    if isinstance(e, (Binary, FloatBinary, FloatCompare)):
-        return (e.left, e.right)
-    if isinstance(e, Ite):
-        return (e.cond, e.then, e.orelse)
-    if isinstance(e, Select):
-        return (e.array, e.index)
-    return (e.array, e.index, e.value)
+    return tuple(getattr(e, name) for name in _CHILD_FIELDS[type(e)])
+
+
+def with_children(e: Expr, new: Sequence[Expr]) -> Expr:
+    """`e` with its direct sub-expressions (in `children` order) replaced by `new`."""
+    fields = _CHILD_FIELDS[type(e)]
+    node: Any = e  # each node class has its own fields: `replace` cannot be typed over the union
+    rebuilt: Expr = dataclasses.replace(node, **dict(zip(fields, new, strict=True))) if fields else e
+    return rebuilt
 
 
 def walk(e: Expr) -> Iterator[Expr]:
