@@ -115,8 +115,10 @@ def test_the_reading_of_uninitialised_locals_is_the_verify_default_unless_asked(
 
 def test_a_task_dying_of_memory_error_with_exit_code_0_is_out_of_memory(tmp_path: Path) -> None:
     folder = make_set(tmp_path, {"hog": ("true", "oom=thread")})
+    # filling 1 GB takes seconds on a loaded machine: the 3 s wall limit would end it first
+    roomy = Limits(timeout_s=5, wall_s=60, cpu_s=60, memory_mb=1024)
     with Store.open(tmp_path / "r.sqlite") as store:
-        run_batch(_spec(folder), store, LocalBackend(1), Sink())
+        run_batch(_spec(folder, limits=roomy), store, LocalBackend(1), Sink())
         (row,) = store.results()
     assert (row.exit_code, row.status, row.category) == (0, "out of memory", "error")
     assert row.reason == "memory limit of 1024 MB reached"
