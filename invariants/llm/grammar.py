@@ -76,6 +76,17 @@ class AnswerGrammar:
         """The prefix is a whole answer (it may end here)."""
         return state.phase == _DONE
 
+    def must_stop(self, state: GrammarState) -> bool:
+        """The prefix is a whole answer that nothing may follow (its last allowed line is done)."""
+        return state.phase == _DONE and state.lines >= self.max_lines
+
+    @cached_property
+    def alphabet(self) -> frozenset[str]:
+        """Every character an answer may contain: the fixed words, digits, the names in scope,
+        the operators and punctuation."""
+        names = "".join(name for _, scope in self.scopes for name in scope)
+        return frozenset(HEAD + MID + names + "0123456789+-*/%=!<>&|() ;\n")
+
     def advance(self, state: GrammarState | None, text: str) -> GrammarState | None:
         """The state after `text`, or None when `text` leaves the grammar."""
         for ch in text:
@@ -206,18 +217,49 @@ def _word_char(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
-class TokenConstraint:
-    """The grammar over a tokenizer's vocabulary: `texts[i]` is the text token i adds to an answer
-    ("" for tokens never allowed), `eos` the end-of-answer tokens, allowed where the answer may end."""
+class Vocabulary:
+    """A tokenizer's tokens for the grammar: `texts[i]` is the text token i adds to an answer (""
+    for tokens never allowed), `eos` the end-of-answer tokens; indexed by first character (for
+    `TokenConstraint.allowed`) and by the set of characters (for `TokenConstraint.support`)."""
 
-    def __init__(self, grammar: AnswerGrammar, texts: Sequence[str], eos: Collection[int]) -> None:
-        self.grammar, self.texts, self.eos = grammar, texts, frozenset(eos)
+    def __init__(self, texts: Sequence[str], eos: Collection[int]) -> None:
+        self.texts, self.eos = texts, frozenset(eos)
         self.by_first: dict[str, list[int]] = {}
+        self._by_chars: dict[int, list[int]] = {}  # `_char_mask` of a text -> the tokens with it
         for i, text in enumerate(texts):
             if text and i not in self.eos:
                 self.by_first.setdefault(text[0], []).append(i)
+                self._by_chars.setdefault(_char_mask(text), []).append(i)
+        self.longest = max((len(t) for t in texts), default=0)
+
+    def within(self, chars: Collection[str]) -> list[int]:
+        """The tokens (never `eos`) whose text uses only `chars`, in order."""
+        outside = ~_char_mask(chars) | 1
+        return sorted(i for mask, ids in self._by_chars.items() if not mask & outside for i in ids)
+
+
+def _char_mask(text: Iterable[str]) -> int:
+    """Bit k set when chr(k) occurs, for ASCII; bit 0 for any other character."""
+    mask = 0
+    for ch in set(text):
+        code = ord(ch)
+        mask |= 1 << code if 0 < code < 128 else 1
+    return mask
+
+
+class TokenConstraint:
+    """The grammar over a tokenizer's vocabulary (`Vocabulary`, or its `texts` and `eos`): which
+    tokens each answer prefix allows; `eos` is allowed where the answer may end."""
+
+    def __init__(
+        self, grammar: AnswerGrammar, texts: Sequence[str] | Vocabulary, eos: Collection[int] = ()
+    ) -> None:
+        vocabulary = texts if isinstance(texts, Vocabulary) else Vocabulary(texts, eos)
+        self.grammar, self.vocabulary = grammar, vocabulary
+        self.texts, self.eos, self.by_first = vocabulary.texts, vocabulary.eos, vocabulary.by_first
         self._allowed: dict[GrammarState, list[int]] = {}
-        self._longest = max((len(t) for t in texts), default=0)
+        self._longest = vocabulary.longest
+        self._support: list[int] | None = None
 
     def step(self, state: GrammarState, token: int) -> GrammarState | None:
         """The state after `token`, or None when the grammar does not allow it here."""
@@ -225,6 +267,13 @@ class TokenConstraint:
             return state if self.grammar.can_stop(state) else None
         text = self.texts[token] if 0 <= token < len(self.texts) else ""
         return self.grammar.advance(state, text) if text else None
+
+    def support(self) -> list[int]:
+        """The tokens any state may allow, in order (a superset: those whose characters are all in
+        the grammar's alphabet, and `eos`); a sampler need not score the others."""
+        if self._support is None:
+            self._support = sorted({*self.vocabulary.within(self.grammar.alphabet), *self.eos})
+        return self._support
 
     def allowed(self, state: GrammarState) -> list[int]:
         """Every token allowed after `state` (cached: line starts and literals repeat)."""

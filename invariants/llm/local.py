@@ -1,10 +1,16 @@
 """A local `transformers` causal LM as a backend: Best-of-N sampling over one shared prompt prefill.
 
 The prompt is run through the model once, on one row, and kept while the next requests repeat it
-(the per-loop shares of a proposal round); its KV cache is copied into a preallocated cache of N
-rows and the N answers are sampled together, token by token. On a CPU the prompt (hundreds of
-tokens) costs far more than one decoding step, so this is close to N times cheaper than
-prefilling N copies. torch and transformers are imported here, lazily.
+(the per-loop shares of a proposal round); a new prompt runs only its tokens after the part it
+shares with the last one (the instructions before the program). The forced answer starts (one per
+share) run together, one row each, and the N answers are then sampled together, token by token,
+in a preallocated KV cache. Rows whose answers so far are equal share one row of that cache, so a
+step runs the model once per distinct answer prefix (a fine-tuned model is confident: 8 samples
+are mostly 2 or 3 distinct prefixes). Under the answer grammar the output layer scores only the
+tokens an answer can contain (`decoding.Head`), and on a CPU a decoding step's attention is plain
+matrix products (`attention`). On a CPU the prompt (hundreds of tokens) costs far more than one
+decoding step, so this is close to N times cheaper than prefilling N copies. torch and
+transformers are imported here, lazily.
 """
 
 from __future__ import annotations
@@ -13,16 +19,20 @@ import inspect
 import os
 import resource
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .attention import use_decode_attention
 from .backend import Message, ModelError, SampleRequest
-from .grammar import AnswerGrammar, GrammarState, TokenConstraint, answer_start
+from .decoding import STOP, Head, constrained, head_of, next_columns
+from .grammar import AnswerGrammar, GrammarState, TokenConstraint, Vocabulary, answer_start
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
+CONSTRAINTS_KEPT = 64  # answer grammars whose token constraints a model keeps (then it starts afresh)
 
 
 def cpu_has_bf16() -> bool:
@@ -71,31 +81,6 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, boo
     return "\n\n".join([*lines, "Assistant:"]), True
 
 
-def _probabilities(logits: Any, request: SampleRequest) -> Any:
-    """Each row's next-token distribution (temperature, then top-p; plain softmax at 0)."""
-    import torch
-
-    probs = torch.softmax(logits.float() / max(request.temperature, 1e-6), dim=-1)
-    if request.top_p < 1.0:
-        sorted_probs, order = probs.sort(dim=-1, descending=True)
-        drop = sorted_probs.cumsum(dim=-1) - sorted_probs > request.top_p
-        sorted_probs = sorted_probs.masked_fill(drop, 0.0)
-        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-    return probs
-
-
-def _next_tokens(logits: Any, request: SampleRequest, generator: Any) -> Any:
-    import torch
-
-    if request.temperature <= 0:
-        return logits.float().argmax(dim=-1)
-    return torch.multinomial(_probabilities(logits, request), 1, generator=generator).squeeze(-1)
-
-
-STOP = -1  # no token the grammar allows: the row ends
-REDRAWS = 64  # tokens drawn for a row before the grammar's list of allowed tokens is computed
-
-
 @dataclass
 class _Prompt:
     """A prompt run through the model once, on one row: its token ids, each layer's keys and
@@ -109,14 +94,27 @@ class _Prompt:
 
 @dataclass
 class _Batch:
-    """The rows being sampled: tokens so far, which rows still run, the KV cache and each row's
-    grammar (None: unconstrained) and state in it."""
+    """The rows being sampled: tokens so far, which rows still run, each row's grammar (None:
+    unconstrained) and state in it, and the tokens the logits score. Rows with the same tokens
+    so far share one row of the KV cache (`slots[row]`; the cache holds `length` positions):
+    the model runs once per distinct running answer prefix."""
 
     tokens: list[list[int]]
     active: list[bool]
+    slots: list[int]
     cache: Any
+    length: int
     states: list[GrammarState]
     constraints: list[TokenConstraint | None]
+    head: Head
+
+
+def _shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens `a` and `b` start with in common."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
 
 
 def _forced_state(constraint: TokenConstraint | None, text: str) -> GrammarState:
@@ -131,6 +129,35 @@ def _split(rows: list[list[int]], sizes: Sequence[int]) -> list[list[list[int]]]
         out.append(rows[at : at + size])
         at += size
     return out
+
+
+def _linear_output(model: Any) -> bool:
+    """The model's output layer is a linear layer (`_output_restricted` can restrict it)."""
+    import torch
+
+    return isinstance(model.get_output_embeddings(), torch.nn.Linear)
+
+
+@contextmanager
+def _output_restricted(model: Any, tokens: list[int] | None) -> Iterator[None]:
+    """While inside, the model's output layer (a linear layer) scores only `tokens`, in that order
+    (all tokens when None): a copy of those rows of its weights replaces it."""
+    import torch
+
+    whole = model.get_output_embeddings()
+    if tokens is None:
+        yield
+        return
+    index = torch.tensor(tokens, device=whole.weight.device)
+    part = torch.nn.Linear(whole.in_features, len(tokens), bias=whole.bias is not None, device="meta")
+    part.weight = torch.nn.Parameter(whole.weight.index_select(0, index), requires_grad=False)
+    if whole.bias is not None:
+        part.bias = torch.nn.Parameter(whole.bias.index_select(0, index), requires_grad=False)
+    model.set_output_embeddings(part)
+    try:
+        yield
+    finally:
+        model.set_output_embeddings(whole)
 
 
 def token_texts(tokenizer: Any) -> list[str]:
@@ -159,17 +186,31 @@ class LocalModel:
         # transformers 5.x renamed `past_key_values` to `cache` (the old name is deprecated).
         self.cache_arg = "cache" if "cache" in params else "past_key_values"
         self.prefill_args = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
-        self._texts: list[str] | None = None
+        self._vocabulary: Vocabulary | None = None
+        self._constraints: dict[AnswerGrammar, TokenConstraint] = {}
         self._prompt: _Prompt | None = None
+        self.restrictable = _linear_output(model)  # may score only the tokens an answer can contain
         pad = tokenizer.pad_token_id
         self.pad = int(pad if pad is not None else min(self.eos, default=0))
 
     def constraint(self, request: SampleRequest) -> TokenConstraint | None:
+        """The grammar of `request` over this tokenizer (kept per grammar: its allowed tokens per
+        state and its support are computed once)."""
         if request.grammar is None:
             return None
-        if self._texts is None:
-            self._texts = token_texts(self.tokenizer)
-        return TokenConstraint(request.grammar, self._texts, self.eos)
+        found = self._constraints.get(request.grammar)
+        if found is None:
+            if len(self._constraints) >= CONSTRAINTS_KEPT:
+                self._constraints.clear()
+            found = TokenConstraint(request.grammar, self.vocabulary())
+            self._constraints[request.grammar] = found
+        return found
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokens' texts, indexed for the answer grammar (built at the first use)."""
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary(token_texts(self.tokenizer), self.eos)
+        return self._vocabulary
 
     def _eos_ids(self) -> set[int]:
         ids = getattr(self.model.generation_config, "eos_token_id", None)
@@ -212,27 +253,33 @@ class LocalModel:
         """The answers' token ids, `r.n` rows per request r in order, decoded together from one
         prefill of the prompt.
 
-        The prompt's KV cache is copied into a preallocated cache of all rows (a growing cache
-        copies itself at every step, which costs more than the model on a CPU). When a request's
-        grammar names one insertion line, its answers' fixed start `After line X, insert assume(`
-        is forced, not sampled (the forced starts of one call must be equally long).
+        When a request's grammar names one insertion line, its answers' fixed start `After line X,
+        insert assume(` is forced, not sampled (the forced starts of one call must be equally
+        long): run once on one row per request, after the prompt. The rows' keys and values are
+        copied into a preallocated cache of all rows (a growing cache copies itself at every
+        step, which costs more than the model on a CPU). Under the answer grammar, the output
+        layer scores only the tokens an answer can contain (`decoding.Head`).
         """
         import torch
 
         first = requests[0] if requests else SampleRequest(n=0)
-        forced = [f for r in requests for f in [self.forced_ids(r.grammar)] * r.n]
+        forced = [f for r in requests for f in [tuple(self.forced_ids(r.grammar))] * r.n]
         if not forced:
             return []
         self._check_length(int(prompt_ids.shape[1]) + len(forced[0]), first.max_new_tokens)
         deadline = time.monotonic() + first.timeout_s
         generator = torch.Generator(device=self.device).manual_seed(first.seed)
+        constraints = [c for r in requests for c in [self.constraint(r)] * r.n]
+        head = head_of(constraints, first) if self.restrictable else Head()
         with torch.inference_mode():
-            batch, logits = self._start(prompt_ids, forced, requests)
-            for _ in range(first.max_new_tokens):
-                logits = self._step(batch, logits, first, generator)
-                if logits is None or time.monotonic() > deadline:
-                    break
-        return [f + tokens for f, tokens in zip(forced, batch.tokens, strict=True)]
+            prompt = self._prefill(prompt_ids)
+            with _output_restricted(self.model, head.tokens):
+                batch, logits = self._start(prompt, forced, first, constraints, head)
+                for _ in range(first.max_new_tokens):
+                    logits = self._step(batch, logits, first, generator)
+                    if logits is None or time.monotonic() > deadline:
+                        break
+        return [[*f, *tokens] for f, tokens in zip(forced, batch.tokens, strict=True)]
 
     def forced_ids(self, grammar: AnswerGrammar | None) -> list[int]:
         """The tokens of `After line X, insert assume(` when `grammar` allows one line X, else []."""
@@ -242,70 +289,133 @@ class LocalModel:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _start(
-        self, prompt_ids: Any, forced: list[list[int]], requests: Sequence[SampleRequest]
+        self,
+        prompt: _Prompt,
+        forced: list[tuple[int, ...]],
+        request: SampleRequest,
+        constraints: list[TokenConstraint | None],
+        head: Head,
     ) -> tuple[_Batch, Any]:
         """The batch of all rows, each holding the prompt and its forced start, and the logits
-        after that."""
-        import torch
-
+        after each distinct start (run once, on one row of the cache)."""
         n = len(forced)
-        prompt = self._prefill(prompt_ids)
-        length = len(prompt.ids) + len(forced[0]) + requests[0].max_new_tokens
-        cache = self._cache_of_rows(prompt, n, length)
-        logits = prompt.logits.expand(n, -1)
-        if forced[0]:
-            feed = torch.tensor(forced, device=self.device)
-            logits = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: cache}).logits[:, -1, :]
-        constraints = [c for r in requests for c in [self.constraint(r)] * r.n]
+        starts = list(dict.fromkeys(forced))
+        layers, logits = self._extend(prompt, starts, head)
+        length = len(prompt.ids) + len(forced[0]) + request.max_new_tokens
+        cache = self._static_cache(layers, length)
+        slots = [starts.index(f) for f in forced]
         texts = [self.tokenizer.decode(f) for f in forced]
         states = [_forced_state(c, t) for c, t in zip(constraints, texts, strict=True)]
-        return _Batch([[] for _ in range(n)], [True] * n, cache, states, constraints), logits
+        batch = _Batch([[] for _ in range(n)], [True] * n, slots, cache, length, states, constraints, head)
+        return batch, logits
 
     def _prefill(self, prompt_ids: Any) -> _Prompt:
-        """The prompt run through the model on one row (reused when the last prompt repeats)."""
+        """The prompt run through the model on one row: reused when the last prompt repeats, and
+        only its tokens after the part it shares with the last prompt are run (the prompts of
+        one run share the instructions before the program, later rounds' prompts the program)."""
         from transformers import DynamicCache
 
         ids = tuple(int(i) for i in prompt_ids[0].tolist())
-        if self._prompt is not None and self._prompt.ids == ids:
-            return self._prompt
+        last = self._prompt
+        if last is not None and last.ids == ids:
+            return last
+        kept = 0 if last is None else min(_shared_prefix(last.ids, ids), len(ids) - 1)
         cache = DynamicCache(config=self.model.config)
-        out = self.model(input_ids=prompt_ids, use_cache=True, **{self.cache_arg: cache}, **self.prefill_args)
+        if last is not None and kept > 0:
+            for i, (keys, values) in enumerate(last.layers):
+                cache.update(keys[:, :, :kept], values[:, :, :kept], i)
+        out = self.model(input_ids=prompt_ids[:, kept:], use_cache=True, **{self.cache_arg: cache},
+                         **self.prefill_args)  # fmt: skip
         layers = [(layer.keys, layer.values) for layer in cache.layers]  # type: ignore[union-attr]
         self._prompt = _Prompt(ids, layers, out.logits[:, -1, :])
         return self._prompt
 
-    def _cache_of_rows(self, prompt: _Prompt, rows: int, length: int) -> Any:
-        """A preallocated cache of `rows` rows and `length` positions, each row holding the prompt."""
+    def _extend(
+        self, prompt: _Prompt, starts: list[tuple[int, ...]], head: Head
+    ) -> tuple[list[tuple[Any, Any]], Any]:
+        """Each layer's keys and values after `prompt` and each of the (equally long) `starts`, one
+        row per start, and the logits after them (`head`'s columns): the starts run together."""
+        import torch
+        from transformers import DynamicCache
+
+        if not starts[0]:
+            return prompt.layers, head.select(prompt.logits)
+        rows = len(starts)
+        cache = DynamicCache(config=self.model.config)
+        for i, (keys, values) in enumerate(prompt.layers):  # copied: the prompt's own stay as they are
+            cache.update(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1), i)
+        feed = torch.tensor(starts, device=self.device)
+        out = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: cache}, **self.prefill_args)
+        layers = [(layer.keys, layer.values) for layer in cache.layers]  # type: ignore[union-attr]
+        return layers, out.logits[:, -1, :]
+
+    def _static_cache(self, layers: list[tuple[Any, Any]], length: int) -> Any:
+        """A preallocated cache of `length` positions holding `layers`' keys and values."""
         from transformers import StaticCache
 
         cache = StaticCache(config=self.model.config, max_cache_len=length)
-        for i, (keys, values) in enumerate(prompt.layers):
-            cache.update(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1), i)
+        for i, (keys, values) in enumerate(layers):
+            cache.update(keys, values, i)
         return cache
 
-    def _step(self, batch: _Batch, logits: Any, request: SampleRequest, generator: Any) -> Any:
-        """Sample one token per running row, end the rows that finish, run the model once more
-        (on every row: finished ones are fed their last token and ignored)."""
+    def _cache_rows(self, cache: Any, rows: list[int], length: int) -> Any:
+        """A new preallocated cache of `length` positions holding the given rows of `cache`."""
         import torch
 
-        chosen = _next_tokens(logits, request, generator).tolist()
-        for row, tok in enumerate(chosen):
-            if batch.active[row]:
-                self._take(batch, row, tok, logits, request, generator)
-        if not any(batch.active):
-            return None
-        feed = torch.tensor([[t[-1] if t else self.pad] for t in batch.tokens], device=self.device)
-        out = self.model(input_ids=feed, use_cache=True, **{self.cache_arg: batch.cache})
-        return out.logits[:, -1, :]
+        filled = int(cache.get_seq_length())
+        index = torch.tensor(rows, device=self.device)
+        kept = [(layer.keys[:, :, :filled], layer.values[:, :, :filled]) for layer in cache.layers]
+        picked = [(keys.index_select(0, index), values.index_select(0, index)) for keys, values in kept]
+        return self._static_cache(picked, length)
 
-    def _take(self, batch: _Batch, row: int, tok: int, logits: Any, request: SampleRequest,
+    def _step(self, batch: _Batch, logits: Any, request: SampleRequest, generator: Any) -> Any:
+        """Sample one token per running row (from its cache row's logits), end the rows that
+        finish, run the model once more on each distinct running answer prefix."""
+        import torch
+
+        rows = [row for row, active in enumerate(batch.active) if active]
+        logits = logits.index_select(0, torch.tensor([batch.slots[row] for row in rows], device=self.device))
+        chosen = next_columns(logits, request, generator).tolist()
+        for i, (row, column) in enumerate(zip(rows, chosen, strict=True)):
+            self._take(batch, row, batch.head.token(column), logits[i], request, generator)
+        return self._advance(batch, rows)
+
+    def _advance(self, batch: _Batch, rows: list[int]) -> Any:
+        """Run the model on each distinct answer prefix of the running `rows` (a cache row's
+        prefix plus the token taken), after rebuilding the cache when a prefix split or ended;
+        None when no row runs."""
+        import torch
+
+        running = len(set(batch.slots[row] for row in rows))
+        after: dict[tuple[int, int], int] = {}  # (cache row, token taken) -> row in the next cache
+        for row in rows:
+            if batch.active[row]:
+                key = (batch.slots[row], batch.tokens[row][-1])
+                batch.slots[row] = after.setdefault(key, len(after))
+        if not after:
+            return None
+        parents = [slot for slot, _ in after]
+        if parents != list(range(running)):
+            batch.cache = self._cache_rows(batch.cache, parents, batch.length)
+        feed = torch.tensor([[token] for _, token in after], device=self.device)
+        return self.model(input_ids=feed, use_cache=True, **{self.cache_arg: batch.cache}).logits[:, -1, :]
+
+    def _take(self, batch: _Batch, row: int, token: int, logits: Any, request: SampleRequest,
               generator: Any) -> None:  # fmt: skip
-        if (constraint := batch.constraints[row]) is not None:
-            tok = _constrained(batch, constraint, row, tok, logits, request, generator)
-        if tok in self.eos or tok == STOP:
+        """Row `row` takes `token` (redrawn when its grammar refuses it) or ends: at an end token,
+        or when its grammar allows nothing more."""
+        constraint = batch.constraints[row]
+        if constraint is not None:
+            token, state = constrained(constraint, batch.states[row], token, logits, request, generator,
+                                       batch.head)  # fmt: skip
+            if state is not None:
+                batch.states[row] = state
+        if token in self.eos or token == STOP:
             batch.active[row] = False
-        else:
-            batch.tokens[row].append(tok)
+            return
+        batch.tokens[row].append(token)
+        if constraint is not None and constraint.grammar.must_stop(batch.states[row]):
+            batch.active[row] = False
 
     def _check_length(self, prompt_tokens: int, new_tokens: int) -> None:
         if self.context and prompt_tokens + new_tokens > self.context:
@@ -313,54 +423,6 @@ class LocalModel:
                 f"prompt of {prompt_tokens} tokens + {new_tokens} new tokens exceeds the model's "
                 f"context of {self.context} tokens"
             )
-
-
-def _constrained(
-    batch: _Batch,
-    constraint: TokenConstraint,
-    row: int,
-    token: int,
-    logits: Any,
-    request: SampleRequest,
-    generator: Any,
-) -> int:
-    """`token` when the grammar allows it for `row`, else one drawn from the row's distribution
-    restricted to the tokens the grammar allows (`_redraw`)."""
-    state = constraint.step(batch.states[row], token)
-    if state is None:
-        token, state = _redraw(constraint, batch.states[row], logits[row], request, generator)
-    if state is not None:
-        batch.states[row] = state
-    return token
-
-
-def _redraw(
-    constraint: TokenConstraint, state: GrammarState, logits: Any, request: SampleRequest, generator: Any
-) -> tuple[int, GrammarState | None]:
-    """A token the grammar allows after `state`, from the distribution restricted to the allowed
-    tokens. Drawing without replacement until a token is allowed samples exactly that, and costs a
-    few grammar steps where the model mostly agrees with the grammar; only after `REDRAWS` refusals
-    is the allowed set listed (a scan of the whole vocabulary, cached per grammar state)."""
-    import torch
-
-    weights = _probabilities(logits.unsqueeze(0), request)[0].clone()
-    for _ in range(REDRAWS):
-        if float(weights.sum()) <= 0.0:
-            break
-        if request.temperature <= 0:
-            token = int(weights.argmax())
-        else:
-            token = int(torch.multinomial(weights, 1, generator=generator))
-        after = constraint.step(state, token)
-        if after is not None:
-            return token, after
-        weights[token] = 0.0
-    allowed = constraint.allowed(state)
-    if not allowed:
-        return STOP, None
-    ids = torch.tensor(allowed, device=logits.device)
-    token = allowed[int(_next_tokens(logits[ids].unsqueeze(0), request, generator)[0])]
-    return token, constraint.step(state, token)
 
 
 def memory_hint() -> str:
@@ -398,6 +460,8 @@ def _load(directory: Path, dtype: str, device: str, adapter: Path | None = None)
     except (MemoryError, RuntimeError) as exc:
         raise ModelError(f"cannot load the model in {directory}: {exc}{memory_hint()}") from exc
     model.eval()
+    if dev == "cpu":
+        use_decode_attention(model)
     return LocalModel(model, tokenizer, dev)
 
 

@@ -7,7 +7,7 @@ import string
 import pytest
 from llm_programs import LINE
 from quokka.invariants.llm.answers import answer_candidates
-from quokka.invariants.llm.grammar import AnswerGrammar, GrammarState, TokenConstraint
+from quokka.invariants.llm.grammar import AnswerGrammar, GrammarState, TokenConstraint, Vocabulary
 from quokka.invariants.llm.prompt import PromptConfig, answer_grammar, format_answer
 
 G = AnswerGrammar.of({31: ["x", "y", "xy"], 40: ["a"]})
@@ -129,3 +129,40 @@ def test_allowed_tokens_near_the_length_limit_are_not_taken_from_the_cache():
     assert texts.index(" == ") in constraint.allowed(early)
     assert texts.index(" == ") not in constraint.allowed(late)
     assert texts.index(" == ") in constraint.allowed(early._replace(chars=2))
+
+
+def test_support_holds_every_token_any_state_allows(program):
+    """The support (what a sampler scores) is a superset of the allowed tokens, on random walks."""
+    grammar = answer_grammar(program)
+    texts = [*vocabulary(), "é", "After", "while", "assume(s", ";\nAfter line"]
+    constraint = TokenConstraint(grammar, texts, [len(texts)])
+    support = set(constraint.support())
+    assert len(texts) in support and texts.index("é") not in support and texts.index("while") not in support
+    assert texts.index("") not in support and texts.index("assume(s") in support
+    rng = random.Random(1)
+    for _ in range(40):
+        state = GrammarState()
+        while (allowed := constraint.allowed(state)) and not grammar.must_stop(state):
+            assert set(allowed) <= support
+            state = constraint.step(state, rng.choice(allowed)) or state
+            if grammar.can_stop(state) and rng.random() < 0.3:
+                break
+
+
+def test_a_pinned_answer_must_stop_after_its_last_line():
+    pinned = G.pinned(31)
+    one = pinned.advance(pinned.start(), "After line 31, insert assume(x);")
+    two = pinned.advance(one, "\nAfter line 31, insert assume(y);")
+    assert pinned.can_stop(one) and not pinned.must_stop(one)
+    assert pinned.must_stop(two) and pinned.advance(two, "\n") is None
+    assert not pinned.must_stop(pinned.advance(pinned.start(), "After line 31, insert assume(x)"))
+
+
+def test_vocabulary_lists_the_tokens_within_an_alphabet():
+    texts = ["ab", "a", "b c", "", "é", "ba", "c"]
+    vocabulary = Vocabulary(texts, [5])
+    assert vocabulary.within("ab") == [0, 1]  # never "" (special), never the end token
+    assert vocabulary.within("abc ") == [0, 1, 2, 6]
+    assert vocabulary.by_first == {"a": [0, 1], "b": [2], "é": [4], "c": [6]}
+    constraint = TokenConstraint(G, vocabulary)
+    assert constraint.texts is texts and constraint.eos == {5}
