@@ -67,10 +67,11 @@ def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
-    from quokka.verifier.engines import bmc, spacer
+    from quokka.verifier.engines import bitblast, bmc, spacer
 
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
+        "bitblast": bitblast.check,
         "spacer": lambda program, budget: spacer.solve(program, budget),
         "testing": random_testing(options.seed),
     }
@@ -81,6 +82,8 @@ def strategies(
     program: Program, options: Options, proposers: list[Proposer], source: str | None
 ) -> dict[str, Strategy]:
     chosen = engine_strategies(options)
+    if "bitblast" in chosen and program.loops:
+        del chosen["bitblast"]  # it decides loop-free programs only: no process for the others
     if options.invariants:
         # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import fpsem
 from .definedness import NONDET, ORIGIN
-from .engines import inductive
+from .engines import bitblast, inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
@@ -20,13 +20,23 @@ from .shrink import shrink
 from .simplify import readable, readable_conjuncts
 
 MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
+LOOP_FREE_INT_S = 1.0  # seconds for the integer check of a loop-free program before bit-blasting it
 
 
 def certificate_result(
     program: Program, result: EngineResult, budget: Budget
 ) -> tuple[tuple[ProvenInvariant, ...] | None, str]:
-    """The proven invariants of `result` (None when the certificate does not check) and why."""
-    check = inductive.prove_with(program, result.invariants, budget)
+    """The proven invariants of `result` (None when the certificate does not check) and why.
+
+    A loop-free program whose integer encoding is too hard within `LOOP_FREE_INT_S` is decided
+    again bit-precisely (`bitblast`, a fresh unrolling and solver): exact, and SAFE only when no
+    path has undefined behaviour, where both encodings mean the same."""
+    if program.loops:
+        check = inductive.prove_with(program, result.invariants, budget)
+    else:
+        check = inductive.prove_with(program, {}, Budget.of(min(LOOP_FREE_INT_S, budget.remaining())))
+        if check.status is not Status.SAFE:
+            check = bitblast.check(program, budget)
     if check.status is not Status.SAFE:
         return None, check.reason
     return shown_invariants(program, result, result.invariants, minimal=False), check.reason

@@ -9,6 +9,9 @@ of the type), a float converts to an integer with `fpToSBV`/`fpToUBV` toward zer
 SMT-LIB leaves unspecified exactly where C's behaviour is undefined: `float_to_int_defined`
 gives the condition under which it is a value (`bmc_unroll` blocks the other paths). IEEE
 equality is `fpEQ` (never Z3's `==`, which tells +0.0 from -0.0 and equates NaNs).
+
+`Domain` bundles these choices (sorts, ranges, the translator) for the encodings that can also
+run bit-precisely (`smt_bv`: every integer a bit-vector of its type's width).
 """
 
 from __future__ import annotations
@@ -144,11 +147,11 @@ class Translator:
     def term(self, e: Expr) -> z3.ExprRef:
         """The value of `e` (an Int term, or an array term for array expressions)."""
         if isinstance(e, Const):
-            return z3.IntVal(e.value)
+            return self._const(e)
         if isinstance(e, Var):
             return self.env[e.name]
         if isinstance(e, Binary) and (e.op in _COMPARE or e.op in ("&&", "||")):
-            return _bool_to_int(self.formula(e))
+            return self._truth(self.formula(e), e.type)
         if isinstance(e, Unary):
             return self._unary(e)
         if isinstance(e, Binary):
@@ -158,7 +161,7 @@ class Translator:
         if isinstance(e, Ite):
             return z3.If(self.formula(e.cond), self.term(e.then), self.term(e.orelse))
         if isinstance(e, Select):
-            return z3.Select(self.term(e.array), self.term(e.index))
+            return z3.Select(self.term(e.array), self._index(e.index))
         if isinstance(e, Store):
             return self._stores(e)
         if isinstance(e, FLOAT_NODES):
@@ -168,7 +171,7 @@ class Translator:
     def formula(self, e: Expr) -> z3.BoolRef:
         """`e != 0` as a Boolean formula, keeping comparisons and connectives Boolean."""
         if isinstance(e, Binary) and e.op in _COMPARE:
-            return _COMPARE[e.op](self.term(e.left), self.term(e.right))  # type: ignore[no-any-return]
+            return self._compare(e)
         if isinstance(e, FloatCompare):
             return _FP_COMPARE[e.op](self.term(e.left), self.term(e.right))
         if isinstance(e, Binary) and e.op == "&&":
@@ -189,7 +192,7 @@ class Translator:
         if isinstance(e, FloatBinary):
             return _FP_ARITH[e.op](z3.RNE(), self.term(e.left), self.term(e.right))
         if isinstance(e, FloatCompare):
-            return _bool_to_int(self.formula(e))
+            return self._truth(self.formula(e), e.type)
         if isinstance(e, ToFloat):
             return self._to_float(e)
         return self._float_to_int(e)
@@ -215,12 +218,71 @@ class Translator:
         base, chain = store_chain(e)  # iterative: initialisers make chains thousands deep
         array = self.term(base)
         for store in chain:
-            array = z3.Store(array, self.term(store.index), self.term(store.value))
+            array = z3.Store(array, self._index(store.index), self.term(store.value))
         return array
+
+    # --- what the bit-precise translator (`smt_bv`) does differently
+
+    def _const(self, e: Const) -> z3.ExprRef:
+        return z3.IntVal(e.value)
+
+    def _truth(self, f: z3.BoolRef, ty: Type) -> z3.ExprRef:
+        return _bool_to_int(f)
+
+    def _index(self, e: Expr) -> z3.ExprRef:
+        return self.term(e)
+
+    def _compare(self, e: Binary) -> z3.BoolRef:
+        return _COMPARE[e.op](self.term(e.left), self.term(e.right))  # type: ignore[no-any-return]
+
+    def _below(self, e: Expr, bound: int) -> z3.BoolRef:
+        """0 <= e < bound."""
+        t = self.term(e)
+        return z3.And(t >= 0, t < bound)
+
+    def _fits(self, e: Binary | Unary) -> z3.BoolRef:
+        """The signed `+`, `-`, `*` or negation `e` does not overflow."""
+        return in_range(self.term(e), e.type)
+
+    def _shift_fits(self, e: Binary) -> z3.BoolRef:
+        """The signed `<<` `e` loses no bits."""
+        if isinstance(e.right, Const):
+            return in_range(self.term(e), e.type)
+        bits = e.type.bits
+        a, b = z3.Int2BV(self.term(e.left), bits), z3.Int2BV(self.term(e.right), bits)
+        return (a << b) >> b == a
+
+    # --- undefined behaviour
+
+    def defined(self, e: Expr, no_overflow: bool) -> z3.BoolRef | None:
+        """When `e`'s own operation (not its operands) has defined behaviour (None: always);
+        `no_overflow`: signed overflow counts as undefined."""
+        if isinstance(e, (Select, Store)):
+            size = e.array.type.size if isinstance(e.array.type, ArrayType) else None
+            return None if size is None else self._below(e.index, size)
+        if isinstance(e, FloatToInt):
+            return float_to_int_defined(self.term(e.operand), e.type)
+        checked = no_overflow and isinstance(e, (Unary, Binary)) and e.type.signed
+        if isinstance(e, Unary):
+            return self._fits(e) if e.op == "-" and checked else None
+        if not isinstance(e, Binary):
+            return None
+        if e.op in ("+", "-", "*"):
+            return self._fits(e) if checked else None
+        if e.op in ("/", "%"):
+            nonzero = self.term(e.right) != 0
+            if not checked:
+                return nonzero
+            # INT_MIN / -1 overflows; INT_MIN % -1 is undefined too (though 0 would fit)
+            return z3.And(nonzero, z3.Not(z3.And(self.term(e.left) == e.type.min, self.term(e.right) == -1)))
+        if e.op in ("<<", ">>"):
+            count = self._below(e.right, e.type.bits)
+            return z3.And(count, self._shift_fits(e)) if checked and e.op == "<<" else count
+        return None
 
     def _unary(self, e: Unary) -> z3.ExprRef:
         if e.op == "!":
-            return _bool_to_int(z3.Not(self.formula(e.operand)))
+            return self._truth(z3.Not(self.formula(e.operand)), e.type)
         a = self.term(e.operand)
         r = -a if e.op == "-" else -a - 1
         return r if e.type.signed else wrap(r, e.type)
@@ -278,3 +340,38 @@ def _bv_to_int(bv: z3.BitVecRef, ty: IntType) -> z3.ArithRef:
 
 def _bool_to_int(f: z3.BoolRef) -> z3.ArithRef:
     return z3.If(f, z3.IntVal(1), z3.IntVal(0))
+
+
+class Domain:
+    """How an encoding represents C values: here as mathematical integers (`Int`, arrays
+    `Array(Int, Int)`); `smt_bv.BITS` as bit-vectors of each type's width."""
+
+    name = "int"
+
+    def translator(self, env: Env) -> Translator:
+        return Translator(env)
+
+    def sort_of(self, ty: Type) -> z3.SortRef:
+        return sort_of(ty)
+
+    def in_range(self, t: z3.ExprRef, ty: IntType) -> z3.BoolRef:
+        return in_range(t, ty)  # type: ignore[arg-type]
+
+    def constant_array(self, value: z3.ExprRef) -> z3.ArrayRef:
+        return z3.K(z3.IntSort(), value)
+
+    def zero(self, ty: Type) -> z3.ExprRef:
+        """A variable's value before any assignment: 0 (arrays all 0)."""
+        if isinstance(ty, ArrayType):
+            return self.constant_array(self.zero(ty.elem))
+        if isinstance(ty, FloatType):
+            return float_value(0.0, ty)
+        return z3.IntVal(0)
+
+    def value(self, t: z3.ExprRef, ty: Type) -> int:
+        """The integer a model's value `t` of a variable of `ty` stands for (a float's: its bits)."""
+        assert isinstance(t, (z3.IntNumRef, z3.BitVecNumRef)), f"not a model value: {t}"
+        return int(t.as_long())
+
+
+INTEGERS = Domain()

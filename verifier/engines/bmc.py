@@ -22,6 +22,7 @@ from ..cfg import build_cfg
 from ..errors import UnsupportedFeature
 from ..interp import Execution, run
 from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
+from ..smt import INTEGERS, Domain
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
     ErrorSite,
@@ -52,17 +53,23 @@ def check(
     no_overflow: bool = True,
     max_assertions: int = 400_000,
     solving: str = "incremental",
+    domain: Domain = INTEGERS,
+    engine: str = ENGINE,
 ) -> EngineResult:
     """Search for an error within growing unrollings, up to `max_bound` iterations per loop.
 
     `no_overflow` blocks paths with signed overflow (undefined behaviour, which the replay
-    rejects); `max_assertions` caps the size of the formula.
+    rejects); `max_assertions` caps the size of the formula. With the bit-precise `domain`
+    (`smt_bv.BITS`), a complete unrolling with no error and no undefined behaviour on any path
+    is answered SAFE, with the empty certificate (`bitblast`).
     """
     watch = Stopwatch()
+    exact = domain is not INTEGERS
+    settings = Settings(no_overflow, max_assertions, solving, domain, track_undefined=exact)
     try:
-        session = _Session(program, budget, Settings(no_overflow, max_assertions, solving))
+        session = _Session(program, budget, settings, engine)
     except (UnsupportedFeature, UnsupportedShape) as exc:
-        return unknown(ENGINE, f"cannot unroll: {exc}", watch.elapsed(), {"bound": 0, "complete": False})
+        return unknown(engine, f"cannot unroll: {exc}", watch.elapsed(), {"bound": 0, "complete": False})
     try:
         return session.run(max(1, start_bound), max_bound, watch)
     except FormulaTooLarge as exc:
@@ -71,7 +78,7 @@ def check(
         reason = f"timeout at k={session.bound}"
     if session.gave_up:
         reason += f" (last query: {session.gave_up})"
-    return unknown(ENGINE, reason, watch.elapsed(), session.stats())
+    return unknown(engine, reason, watch.elapsed(), session.stats())
 
 
 def next_bound(k: int) -> int:
@@ -97,8 +104,9 @@ class _Session:
     deep bug is often easier to find than the absence of shallow ones is to prove.
     """
 
-    def __init__(self, program: Program, budget: Budget, settings: Settings) -> None:
+    def __init__(self, program: Program, budget: Budget, settings: Settings, engine: str = ENGINE) -> None:
         self.program = program
+        self.engine = engine
         self.budget = budget
         self.settings = settings
         self.cfg = build_cfg(program)
@@ -139,8 +147,10 @@ class _Session:
         if answer == z3.sat:
             return self._unsafe(self._preferred_model(), watch)
         if answer == z3.unsat and self._complete():
+            if self.settings.track_undefined:
+                return self._defined_everywhere(watch)
             reason = f"bounded: no error within complete unwinding k={self.bound}"
-            return unknown(ENGINE, reason, watch.elapsed(), self.stats(complete=True))
+            return unknown(self.engine, reason, watch.elapsed(), self.stats(complete=True))
         if answer == z3.unknown and not self.unroller.loops:
             reason = f"solver gave up on the complete unwinding k={self.bound}: {self.gave_up}"
         elif self.bound < max_bound:
@@ -149,7 +159,25 @@ class _Session:
             reason = f"solver gave up at k={self.bound} (max_bound): {self.gave_up}"
         else:
             reason = f"no error within k={self.bound} iterations per loop (max_bound)"
-        return unknown(ENGINE, reason, watch.elapsed(), self.stats())
+        return unknown(self.engine, reason, watch.elapsed(), self.stats())
+
+    def _defined_everywhere(self, watch: Stopwatch) -> EngineResult:
+        """After no error on any path of a complete unrolling: SAFE when no path has undefined
+        behaviour either (then every semantics of signed arithmetic agrees with this one)."""
+        flags = [site.flag for site in self.unroller.undefined]
+        answer = self._check([z3.Or(*flags)]) if flags else z3.unsat
+        stats = self.stats(complete=True)
+        if answer == z3.unsat:
+            reason = f"no error and no undefined behaviour on any path ({self.settings.domain.name})"
+            return EngineResult(self.engine, Status.SAFE, reason, {}, None, watch.elapsed(), stats)
+        if answer == z3.unknown:
+            reason = f"no error on paths with defined behaviour; solver gave up on the others: {self.gave_up}"
+            return unknown(self.engine, reason, watch.elapsed(), stats)
+        model = self.backend.model()
+        where = next((site.coord for site in self.unroller.undefined
+                      if z3.is_true(model.eval(site.flag, model_completion=True))), None)
+        reason = f"no error on paths with defined behaviour, but undefined behaviour is possible at {where}"
+        return unknown(self.engine, reason, watch.elapsed(), stats)
 
     def _probe(self) -> None:
         """A one-shot unrolling to the current bound, for a fresh solver."""
@@ -227,26 +255,27 @@ class _Session:
             return None
         taken = sorted((h for h in self.unroller.havocs if h.key < error.key and holds(h.guard)),
                        key=lambda h: h.key)
-        values = tuple(model.eval(h.value, model_completion=True).as_long() for h in taken)
-        return _Counterexample(error, tuple(taken), tuple(int(v) for v in values))
+        domain = self.settings.domain
+        values = tuple(domain.value(model.eval(h.value, model_completion=True), h.type) for h in taken)
+        return _Counterexample(error, tuple(taken), values)
 
     def _unsafe(self, model: z3.ModelRef, watch: Stopwatch) -> EngineResult:
         cex = self._extract(model)
         if cex is None:
-            return unknown(ENGINE, f"internal: a model at k={self.bound} fails no assertion",
+            return unknown(self.engine, f"internal: a model at k={self.bound} fails no assertion",
                            watch.elapsed(), self.stats(replay="failed"))
         stmt = cex.error.stmt
         execution = run(self.program, _answers(cex))
         failure = _replay_failure(execution, stmt)
         if failure:
             stats = self.stats(replay="failed", model_inputs=cex.values)
-            return unknown(ENGINE, f"internal: the counterexample at k={self.bound} {failure}",
+            return unknown(self.engine, f"internal: the counterexample at k={self.bound} {failure}",
                            watch.elapsed(), stats)
         trace = [(h.coord, h.origin, v) for h, v in zip(execution.havocs, execution.inputs_used, strict=True)]
         where = stmt.site or stmt.coord
         reason = f"error reachable within k={self.bound} (assertion at {where})"
         stats = self.stats(error_coord=stmt.coord, error_site=stmt.site, trace=trace, replay="error")
-        return EngineResult(ENGINE, Status.UNSAFE, reason, inputs=execution.inputs_used,
+        return EngineResult(self.engine, Status.UNSAFE, reason, inputs=execution.inputs_used,
                             time_s=watch.elapsed(), stats=stats)
 
 

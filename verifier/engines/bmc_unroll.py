@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import z3
 
 from ..cfg import Branch, Cfg, CfgLoop, Jump, Simple, Terminator, build_cfg
+from ..errors import Coord
 from ..ir import (
     ArrayType,
     Assert,
@@ -44,20 +45,16 @@ from ..ir import (
     Binary,
     Const,
     Expr,
-    FloatToInt,
     FloatType,
     Havoc,
     IntType,
     Ite,
     Program,
-    Select,
-    Store,
     Type,
-    Unary,
     Var,
     children,
 )
-from ..smt import Translator, float_of_bits, float_to_int_defined, float_value, in_range, sort_of
+from ..smt import INTEGERS, Domain, Translator, float_of_bits
 
 Key = tuple[int, ...]
 Env = dict[str, z3.ExprRef]
@@ -100,10 +97,21 @@ class ErrorSite:
 
 
 @dataclass(frozen=True)
+class UndefinedSite:
+    """`flag` holds exactly when the path gets to `coord` and its evaluation is undefined there
+    (recorded when `Settings.track_undefined`)."""
+
+    coord: Coord | None
+    flag: z3.BoolRef
+
+
+@dataclass(frozen=True)
 class Settings:
     no_overflow: bool = True
     max_assertions: int = 400_000
     solving: str = "incremental"  # or "fresh": a new pre-processing solver per query
+    domain: Domain = INTEGERS  # or `smt_bv.BITS`: bit-precise
+    track_undefined: bool = False  # record where behaviour may be undefined (`Unroller.undefined`)
 
 
 # ----------------------------------------------------------------------------- the formula sink
@@ -131,7 +139,7 @@ class Formula:
         self._fresh += 1
         if ty is None:
             return z3.Bool(f"{name}#{self._fresh}")
-        return z3.Const(f"{name}#{self._fresh}", sort_of(ty))
+        return z3.Const(f"{name}#{self._fresh}", self.settings.domain.sort_of(ty))
 
     def fresh_bits(self, name: str, width: int) -> z3.BitVecRef:
         self._fresh += 1
@@ -162,7 +170,7 @@ class Formula:
 
 
 def _is_atom(t: z3.ExprRef) -> bool:
-    if z3.is_int_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t):
+    if z3.is_int_value(t) or z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t):
         return True
     return bool(z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
 
@@ -316,9 +324,11 @@ class Unroller:
         self.fm = fm
         self.incremental = incremental
         self.types = program.var_types
+        self.domain = fm.settings.domain
         self.bound = 0
         self.havocs: list[HavocSite] = []
         self.errors: list[ErrorSite] = []
+        self.undefined: list[UndefinedSite] = []
         self.new_errors: list[z3.BoolRef] = []
         self.loops: list[LoopInstance] = []
         self.junctions: list[tuple[Junction, Sink]] = []
@@ -369,7 +379,7 @@ class Unroller:
     def build(self, bound: int) -> None:
         """Unroll the whole program `bound` times."""
         self.bound = bound
-        env: Env = {v.name: _zero(v.type) for v in self.program.variables}
+        env: Env = {v.name: self.domain.zero(v.type) for v in self.program.variables}
         top = Region(self, ())
         top.sinks[self.cfg.entry] = Sink(SymState(z3.BoolVal(True), env))
         top.run(self.owned[None])
@@ -421,8 +431,8 @@ class Unroller:
         if isinstance(end, Jump):
             region.sink(end.target).add(state)
         elif isinstance(end, Branch):
-            tr = Translator(state.env)
-            guard = self.fm.conj(state.guard, self.safe(end.cond, tr))
+            tr = self.domain.translator(state.env)
+            guard = self.fm.conj(state.guard, self.defined(end.cond, tr, state, end.coord))
             cond = tr.formula(end.cond)
             for target, taken in ((end.then, cond), (end.orelse, z3.Not(cond))):
                 branch = _guarded(self.fm.conj(guard, taken), state.env)
@@ -472,8 +482,8 @@ class Unroller:
         return self._check(s, state, key)
 
     def _assign(self, s: Assign, state: SymState) -> SymState | None:
-        tr = Translator(state.env)
-        guard = self.fm.conj(state.guard, self.safe(s.value, tr))
+        tr = self.domain.translator(state.env)
+        guard = self.fm.conj(state.guard, self.defined(s.value, tr, state, s.coord))
         if z3.is_false(guard):
             return None
         env = dict(state.env)
@@ -485,14 +495,14 @@ class Unroller:
         env = dict(state.env)
         if isinstance(ty, IntType):
             value = self.fm.fresh(f"{s.target}!in", ty)
-            self.fm.add(in_range(value, ty))
+            self.fm.add(self.domain.in_range(value, ty))
             env[s.target] = value
         elif isinstance(ty, FloatType):
             value = self.fm.fresh_bits(f"{s.target}!in", ty.bits)  # the IEEE encoding: any value
             env[s.target] = float_of_bits(value, ty)
         else:
             value = self._array_fill(s, ty)
-            env[s.target] = z3.K(z3.IntSort(), value)
+            env[s.target] = self.domain.constant_array(value)
         if s.origin == "uninitialised":
             self.fm.add(z3.Implies(self.zero_uninitialised, value == 0))
         self.havocs.append(HavocSite(key, state.guard, value, s, ty))
@@ -507,13 +517,13 @@ class Unroller:
         """
         if id(s) not in self.array_fills:
             value = self.fm.fresh(f"{s.target}!fill", ty.elem)
-            self.fm.add(in_range(value, ty.elem))
+            self.fm.add(self.domain.in_range(value, ty.elem))
             self.array_fills[id(s)] = value
         return self.array_fills[id(s)]
 
     def _check(self, s: Assume | Assert, state: SymState, key: Key) -> SymState | None:
-        tr = Translator(state.env)
-        safe = self.safe(s.cond, tr)
+        tr = self.domain.translator(state.env)
+        safe = self.defined(s.cond, tr, state, s.coord)
         cond = tr.formula(s.cond)
         if isinstance(s, Assert):
             flag = self.fm.conj(state.guard, safe, z3.Not(cond))
@@ -524,6 +534,15 @@ class Unroller:
         return None if z3.is_false(guard) else SymState(guard, state.env)
 
     # --- undefined behaviour
+
+    def defined(self, e: Expr, tr: Translator, state: SymState, coord: Coord | None) -> z3.BoolRef:
+        """`safe`, recording the paths on which it fails when the settings ask for that."""
+        safe = self.safe(e, tr)
+        if self.fm.settings.track_undefined and not z3.is_true(safe):
+            flag = self.fm.conj(state.guard, z3.Not(safe))
+            if not z3.is_false(flag):
+                self.undefined.append(UndefinedSite(coord, flag))
+        return safe
 
     def safe(self, e: Expr, tr: Translator) -> z3.BoolRef:
         """When evaluating `e` (lazily, as C does) has defined behaviour."""
@@ -550,57 +569,7 @@ class Unroller:
 
     def _own(self, e: Expr, tr: Translator) -> z3.BoolRef | None:
         """The condition for `e`'s own operation (not its operands) to be defined."""
-        if isinstance(e, (Select, Store)):
-            size = e.array.type.size if isinstance(e.array.type, ArrayType) else None
-            index = tr.term(e.index)
-            return None if size is None else z3.And(index >= 0, index < size)
-        if isinstance(e, Unary) and e.op == "-":
-            return self._no_overflow(e, tr)
-        if isinstance(e, FloatToInt):
-            return float_to_int_defined(tr.term(e.operand), e.type)
-        if not isinstance(e, Binary):
-            return None
-        if e.op in ("/", "%"):
-            return _and(tr.term(e.right) != 0, self._no_overflow(e, tr), self._mod_overflow(e, tr))
-        if e.op in ("<<", ">>"):
-            return _and(_shift_count_ok(e, tr), self._shift_overflow(e, tr))
-        if e.op in ("+", "-", "*"):
-            return self._no_overflow(e, tr)
-        return None
-
-    def _no_overflow(self, e: Binary | Unary, tr: Translator) -> z3.BoolRef | None:
-        if not self.fm.settings.no_overflow or not e.type.signed:
-            return None
-        return in_range(tr.term(e), e.type)
-
-    def _mod_overflow(self, e: Binary, tr: Translator) -> z3.BoolRef | None:
-        """`INT_MIN % -1` is undefined like `INT_MIN / -1` (though its value, 0, fits)."""
-        if e.op != "%" or not self.fm.settings.no_overflow or not e.type.signed:
-            return None
-        return z3.Not(z3.And(tr.term(e.left) == e.type.min, tr.term(e.right) == -1))
-
-    def _shift_overflow(self, e: Binary, tr: Translator) -> z3.BoolRef | None:
-        if e.op != "<<" or not self.fm.settings.no_overflow or not e.type.signed:
-            return None
-        if isinstance(e.right, Const):
-            return in_range(tr.term(e), e.type)
-        bits = e.type.bits
-        a, b = z3.Int2BV(tr.term(e.left), bits), z3.Int2BV(tr.term(e.right), bits)
-        return (a << b) >> b == a  # the signed shift loses no bits
-
-
-def _shift_count_ok(e: Binary, tr: Translator) -> z3.BoolRef:
-    count = tr.term(e.right)
-    return z3.And(count >= 0, count < e.type.bits)
-
-
-def _zero(ty: Type) -> z3.ExprRef:
-    """A variable's value before any assignment: 0, as in the interpreter."""
-    if isinstance(ty, ArrayType):
-        return z3.K(z3.IntSort(), z3.IntVal(0))
-    if isinstance(ty, FloatType):
-        return float_value(0.0, ty)
-    return z3.IntVal(0)
+        return tr.defined(e, self.fm.settings.no_overflow)
 
 
 def _guarded(guard: z3.BoolRef, env: Env) -> SymState | None:
