@@ -12,10 +12,9 @@ from quokka.verifier.engines import bitblast
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.frontend.lower import lower_source
 from quokka.verifier.interp import run
-from quokka.verifier.ir import INT, UINT, Binary, Expr, IntType, Program, Unary
+from quokka.verifier.ir import INT, UINT, Binary, Expr, Program, Unary
 from quokka.verifier.properties import UNREACH_CALL
-
-from test_bmc_fuzz import UCHAR, _Gen
+from test_bmc_fuzz import _Gen
 
 HEADER = """
 extern void abort(void);
@@ -27,7 +26,8 @@ void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); } }
 
 
 def decide(body: str, seconds: float = 20) -> tuple[Status, str, tuple[int, ...] | None]:
-    program = lower_source(HEADER + "int main(void) {\n" + body + "\nreturn 0; }", "t.c", "LP64", UNREACH_CALL)
+    text = HEADER + "int main(void) {\n" + body + "\nreturn 0; }"
+    program = lower_source(text, "t.c", "LP64", UNREACH_CALL)
     result = bitblast.check(program, Budget.of(seconds))
     assert result.stats.get("replay") != "failed", result.reason
     return result.status, result.reason, result.inputs
@@ -158,7 +158,3 @@ def test_random_loop_free_programs_agree_with_the_interpreter(chunk: int) -> Non
     outcomes = [_check_one(seed) for seed in range(chunk * 40, chunk * 40 + 40)]
     assert outcomes.count("unsafe") >= 3
     assert outcomes.count("safe") >= 3
-
-
-def test_unsigned_char_is_in_the_generator():
-    assert UCHAR == IntType("unsigned char", 8, False)

@@ -1,5 +1,6 @@
 // The real-editor test: the packaged extension in code-server, checked from the page in headless
-// Chromium: the inlay hint at the loop, the code lens, the status bar, the diagnostics and the hover.
+// Chromium: the inlay hint at the loop, the code lens, the status bar, the diagnostics and the hover,
+// and a wrong ACSL loop invariant reported as refuted on its own line (with its counterexample state).
 // Run through e2e/run.sh (`npm run e2e`), which installs what it needs and packages the extension.
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -19,6 +20,8 @@ const RUN_TIMEOUT_MS = 8 * 60_000;
 const CHROMIUM = process.env.QUOKKA_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const LOOP_LINE = 9; // `while (i < n) {` in examples/linear.c
 const ASSERT_LINE = 12; // the failing assertion in examples/sum_bug.c
+const ANNOTATION_LINE = 9; // `/*@ loop invariant s == 3*i; */` in e2e/samples/wrong_invariant.c
+const ANNOTATED_LOOP_LINE = 10; // its `while (i < n) {`
 
 interface Check {
   readonly name: string;
@@ -46,6 +49,7 @@ function makeWorkspace(root: string): string {
   for (const name of ["linear.c", "sum_bug.c"]) {
     fs.copyFileSync(path.join(REPO, "examples", name), path.join(folder, name));
   }
+  fs.copyFileSync(path.join(HERE, "samples", "wrong_invariant.c"), path.join(folder, "wrong_invariant.c"));
   const server = [quokkaProgram(), "lsp", "--cache", path.join(root, "cache.sqlite"),
     "--log-file", path.join(root, "logs", "quokka-lsp.log")];
   const settings = { "quokka.serverCommand": server, "quokka.timeout": 30 };
@@ -90,6 +94,7 @@ async function checkLinear(bench: Workbench, run: Run): Promise<void> {
   const hint = loop.slice(loop.indexOf("⊢")).trim();
   run.check("inlay hint at the loop", loop.startsWith("    while (i < n) {") && /^⊢ \S/.test(hint),
     `line ${LOOP_LINE}: ${JSON.stringify(loop)}`);
+  run.check("the hint is the minimal certificate", isMinimalLinearHint(hint), JSON.stringify(hint));
   const status = await bench.waitFor("the status bar", () => bench.statusBarItem("Quokka"),
     (text) => text === "✓ Quokka", 20_000);
   run.check("status-bar verdict", status === "✓ Quokka", JSON.stringify(status));
@@ -117,6 +122,12 @@ async function checkLinear(bench: Workbench, run: Run): Promise<void> {
   run.check("status-bar verdict after Verify Current File", after === "✓ Quokka", JSON.stringify(after));
 }
 
+/** `s == 2*i` as one equality (not the two rows `s <= 2*i`, `s >= 2*i`), with `s <= 2*n` and nothing else. */
+function isMinimalLinearHint(hint: string): boolean {
+  const conjuncts = hint.replace(/^⊢ /, "").split(" ∧ ").map((c) => c.trim()).sort();
+  return JSON.stringify(conjuncts) === JSON.stringify(["s <= 2*n", "s == 2*i"]);
+}
+
 async function checkBug(bench: Workbench, run: Run): Promise<void> {
   await bench.openFile("sum_bug.c", "sum += 3;");
   const lenses = await bench.waitFor("the status lens", () => bench.codeLenses(),
@@ -138,6 +149,44 @@ async function checkBug(bench: Workbench, run: Run): Promise<void> {
   await run.shot(bench, "3-sum-bug-problems.png");
 }
 
+/** A wrong ACSL loop invariant on a program proved another way: refuted on its line, with the state. */
+async function checkRefutedAnnotation(bench: Workbench, run: Run): Promise<void> {
+  await bench.runCommand("View: Close Editor"); // sum_bug.c: the server withdraws its diagnostics
+  await bench.waitFor("sum_bug.c's diagnostics withdrawn", () => bench.problemCounts(),
+    (found) => found.every((n) => n === 0), 20_000);
+  await bench.openFile("wrong_invariant.c", "loop invariant s == 3*i");
+  const lenses = await bench.waitFor("the status lens", () => bench.codeLenses(),
+    (found) => found.some((lens) => lens.startsWith("✓ verified in ")), VERIFY_TIMEOUT_MS);
+  run.check("the program is verified whatever its annotation", lenses.some((lens) => lens.startsWith("✓ verified in ")),
+    JSON.stringify(lenses));
+  const loop = await bench.waitForLine((text) => text.includes("⊢"), 20_000, ANNOTATED_LOOP_LINE);
+  const hint = loop.slice(loop.indexOf("⊢")).trim();
+  run.check("the annotated loop's hint is the minimal certificate", loop.startsWith("    while (i < n) {")
+    && isMinimalLinearHint(hint), `line ${ANNOTATED_LOOP_LINE}: ${JSON.stringify(loop)}`);
+  await bench.showProblems();
+  const refuted = (row: string): boolean => row.includes("loop invariant s == 3*i is refuted")
+    && row.includes(`[Ln ${ANNOTATION_LINE}`);
+  const rows = await bench.waitFor("the refuted annotation in the Problems panel", () => bench.problemRows(),
+    (found) => found.some(refuted), 30_000);
+  const row = rows.find(refuted) ?? "";
+  run.check("Problems panel: the annotation is refuted, on its line, with the state that refutes it",
+    /at the loop head with .*\bi = \d+.*\bs = \d+/.test(row) && rows.some((r) => r.includes("wrong_invariant.c")),
+    JSON.stringify(row));
+  const counts = await bench.problemCounts();
+  run.check("one error: the refuted annotation", counts[0] === 1 && (counts[1] ?? 0) === 0,
+    `status bar ${JSON.stringify(counts)}`);
+  const severity = await bench.problemSeverity(["loop invariant s == 3*i is refuted", `[Ln ${ANNOTATION_LINE}`]);
+  run.check("the refuted annotation is an error", severity === "error", JSON.stringify(severity));
+  await run.shot(bench, "4-refuted-annotation-problems.png");
+  const hover = await bench.hoverText(ANNOTATION_LINE, "invariant", "is refuted");
+  run.check("hover on the annotation: refuted, with the counterexample state",
+    hover.includes("loop invariant s == 3*i is refuted") && /at the loop head with .*\bs = \d+/.test(hover),
+    JSON.stringify(hover));
+  await new Promise((resolve) => setTimeout(resolve, 800)); // the hover fades in
+  await run.shot(bench, "5-refuted-annotation-hover.png");
+  await bench.moveMouseAway();
+}
+
 /** A server command that cannot run: the clear notification with the fix, and the status bar says so. */
 async function checkNoServer(bench: Workbench, run: Run, folder: string): Promise<void> {
   const settings = { "quokka.serverCommand": [path.join(folder, "no-such-dir", "quokka"), "lsp"] };
@@ -148,7 +197,7 @@ async function checkNoServer(bench: Workbench, run: Run, folder: string): Promis
   run.check("notification when the server cannot start", note.includes("pip install quokka-verifier")
     && note.includes("quokka.serverCommand") && note.includes("Open Settings"), JSON.stringify(note));
   await new Promise((resolve) => setTimeout(resolve, 1000)); // the toast fades in
-  await run.shot(bench, "4-no-server-notification.png");
+  await run.shot(bench, "6-no-server-notification.png");
   const broken = { "quokka.serverCommand": ["/bin/sh", "-c", "echo 'quokka: broken install' >&2; exit 3"] };
   fs.writeFileSync(path.join(folder, ".vscode", "settings.json"), JSON.stringify(broken, null, 2));
   const later = await bench.waitFor("the notification for a server that exits", () => bench.notifications(),
@@ -189,6 +238,7 @@ async function main(): Promise<number> {
     await bench.ready(60_000);
     await checkLinear(bench, run);
     await checkBug(bench, run);
+    await checkRefutedAnnotation(bench, run);
     await checkNoServer(bench, run, folder);
   } catch (error) {
     run.check("the run itself", false, error instanceof Error ? error.stack ?? error.message : String(error));

@@ -2,7 +2,8 @@
 # The real-editor test: package the extension, install it into code-server (VS Code in the browser) and
 # drive that with headless Chromium (e2e/main.mts). Node 24 and code-server are installed from the npm
 # registry once, into $QUOKKA_E2E_CACHE (default ~/.cache/quokka-e2e); Chromium comes from Debian.
-# `run.sh --check` only tells (exit 0 or 1) whether all of that is installed already.
+# `run.sh --check` only tells (exit 0 or 1) whether all of that is installed already; `run.sh --install`
+# installs what is missing and stops there (scripts/test.sh does that before the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${QUOKKA_E2E_CACHE:-$HOME/.cache/quokka-e2e}
@@ -52,6 +53,10 @@ if [ ! -x "$CODE_SERVER_HOME/node_modules/.bin/code-server" ]; then
   echo "e2e: installing code-server $CODE_SERVER_VERSION into $CACHE (several minutes, once)" >&2
   PATH=$NODE_HOME/bin:$PATH npm_config_nodedir=$NODE_HOME \
     npm install --prefix "$CODE_SERVER_HOME" --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION"
+fi
+
+if [ "${1:-}" = --install ]; then
+  exit 0
 fi
 
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error

@@ -104,12 +104,20 @@ export class Workbench {
 
   /** Move the mouse onto the token `word` of line `line`; resolves to the hover's text. */
   async hover(line: number, word: string, expected: string): Promise<string> {
-    const token = await this.token(line, word);
+    return this.hoverOn(await this.token(line, word), expected);
+  }
+
+  /** Move the mouse onto the innermost token of line `line` whose text contains `fragment` (e.g. a comment). */
+  async hoverText(line: number, fragment: string, expected: string): Promise<string> {
+    return this.hoverOn(await this.token(line, fragment, true), expected);
+  }
+
+  private async hoverOn(token: ElementHandle<Element>, expected: string): Promise<string> {
     const box = await token.boundingBox();
     if (box === null) {
-      throw new Error(`the token ${word} on line ${line} is not visible`);
+      throw new Error(`the token ${await token.evaluate((el) => el.textContent)} is not visible`);
     }
-    await this.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 4 });
+    await this.page.mouse.move(box.x + Math.min(box.width / 2, 40), box.y + box.height / 2, { steps: 4 });
     const handle = await this.page.waitForFunction(
       (text: string) => [...document.querySelectorAll<HTMLElement>(".monaco-hover .hover-contents, .monaco-hover-content")]
         .map((el) => el.innerText).find((t) => t.includes(text)),
@@ -117,16 +125,19 @@ export class Workbench {
     return String(await handle.jsonValue());
   }
 
-  private async token(line: number, word: string): Promise<ElementHandle<Element>> {
-    const handle = await this.page.evaluateHandle((wanted: number, text: string) => {
+  private async token(line: number, word: string, partial = false): Promise<ElementHandle<Element>> {
+    const handle = await this.page.evaluateHandle((wanted: number, text: string, partial: boolean) => {
       const editor = document.querySelector(".editor-group-container.active .monaco-editor");
       const number = [...(editor?.querySelectorAll(".margin-view-overlays .line-numbers") ?? [])]
         .find((el) => el.textContent?.trim() === String(wanted));
       const top = (number?.parentElement as HTMLElement | null | undefined)?.style.top;
       const view = [...(editor?.querySelectorAll<HTMLElement>(".view-lines .view-line") ?? [])]
         .find((el) => el.style.top === top);
-      return [...(view?.querySelectorAll("span span") ?? [])].find((el) => el.textContent === text) ?? null;
-    }, line, word);
+      return [...(view?.querySelectorAll("span span") ?? [])].find((el) => {
+        const shown = el.textContent?.replace(/\u00a0/g, " ") ?? "";
+        return partial ? shown.includes(text) : shown === text;
+      }) ?? null;
+    }, line, word, partial);
     const element = handle.asElement();
     if (element === null) {
       throw new Error(`no token ${word} on line ${line}`);
@@ -154,7 +165,26 @@ export class Workbench {
       (rows) => rows.map((row) => (row as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
   }
 
+  /** The severity icon ("error", "warning", "info") of the first Problems row whose text contains all of `parts`. */
+  async problemSeverity(parts: string[]): Promise<string | undefined> {
+    return this.page.$$eval(".markers-panel .monaco-list-row", (rows, wanted: string[]) => {
+      const row = rows.find((el) => {
+        const text = (el as HTMLElement).innerText.replace(/\s+/g, " ");
+        return wanted.every((part) => text.includes(part));
+      });
+      const icon = row?.querySelector("[class*='codicon-error'], [class*='codicon-warning'], [class*='codicon-info']");
+      const found = icon?.className.match(/codicon-(error|warning|info)/);
+      return found?.[1];
+    }, parts);
+  }
+
+  /** Open the Problems panel (the status-bar entry toggles it: clicked only when the panel is not shown). */
   async showProblems(): Promise<void> {
+    const shown = await this.page.$$eval(".markers-panel",
+      (els) => els.some((el) => (el as HTMLElement).offsetParent !== null));
+    if (shown) {
+      return;
+    }
     await this.page.locator("#status\\.problems").click();
     await this.page.waitForSelector(".markers-panel", { visible: true, timeout: SHORT_MS });
   }
