@@ -92,6 +92,11 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write an SV-COMP witness 2.0 (YAML) backing a TRUE or FALSE verdict",
     )
+    parser.add_argument(
+        "--profile", action="store_true",
+        help="also print where the time went: per engine, its solver calls by kind (count, total, slowest, "
+        "answers), and the checks of the verdict (in --json and --dump-dir's result.json: `profile`)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
     parser.set_defaults(func=run)
 
@@ -145,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
     else:
-        from .report import print_result
+        from .report import print_profile, print_result
 
         print_result(result)
+        if args.profile:
+            print_profile(result)
     return EXIT_CONCLUSIVE if result.conclusive else EXIT_UNKNOWN
 
 

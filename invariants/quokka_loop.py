@@ -91,7 +91,7 @@ class QuokkaLoop:
                 budget.remaining(),
                 self.options.seed + round_no,
             )
-            if not pool.add(self._propose(context, pool)) and last is not None:
+            if not pool.add(self._propose(context, pool, budget)) and last is not None:
                 break
             last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
             if last.result.status is Status.SAFE:
@@ -101,13 +101,15 @@ class QuokkaLoop:
                 break
         return self._two_query(program, pool, last, budget, watch)
 
-    def _propose(self, context: ProposalContext, pool: CandidatePool) -> list[Candidate]:
+    def _propose(self, context: ProposalContext, pool: CandidatePool, budget: Budget) -> list[Candidate]:
         out: list[Candidate] = []
         for proposer in self.proposers:
-            try:
-                out.extend(proposer.propose(context))
-            except QuokkaError as exc:
-                out.extend(pool.note_failure(proposer.name, str(exc)))
+            with budget.recorder.timed(f"propose ({proposer.name})") as call:
+                try:
+                    out.extend(proposer.propose(context))
+                except QuokkaError as exc:
+                    call.answer = "failed"
+                    out.extend(pool.note_failure(proposer.name, str(exc)))
         return out
 
     def _two_query(

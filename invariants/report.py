@@ -29,6 +29,24 @@ def print_result(result: Result, console: Console | None = None) -> None:
         )
 
 
+def print_profile(result: Result, console: Console | None = None) -> None:
+    """Where the time went: each engine's run time, then its calls by kind (`profile.Timing`)."""
+    console = console or Console()
+    table = Table(title="Profile: where the time went", title_justify="left")
+    for column in ("who", "what", "calls", "total s", "slowest s", "answers"):
+        table.add_column(column, justify="right" if column.endswith(("s", "calls")) else "left")
+    runs = {run.engine: run for run in result.engines}
+    for who in dict.fromkeys([*runs, *(t.who for t in result.profile)]):
+        run = runs.get(who)
+        if run is not None:
+            table.add_row(who, f"[bold]run: {run.status}[/]", "", f"{run.time_s:.2f}", "", "")
+        for t in (t for t in result.profile if t.who == who):
+            answers = ", ".join(f"{answer} {n}" for answer, n in t.answers)
+            times = f"{t.total_s:.3f}", f"{t.max_s:.3f}"
+            table.add_row("" if run else who, t.what, str(t.count), *times, answers)
+    console.print(table)
+
+
 def _invariant_table(result: Result) -> Table:
     table = Table(title="Loop invariants (certificate, checked inductive)", title_justify="left")
     for column in ("loop", "line", "invariant", "proposed by", "proved by"):

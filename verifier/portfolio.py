@@ -15,6 +15,7 @@ import multiprocessing.connection as mpc
 import os
 import resource
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -25,6 +26,7 @@ from .checks import certificate_result, confirm_smallest, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Expr, Program, refusal, walk
 from .overflow import unproven_overflows
+from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
 
 Strategy = Callable[[Program, Budget], EngineResult]
@@ -32,6 +34,8 @@ YIELD_NICE = 5
 DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
 POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overflow site
 OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
+PROFILE_EVERY_S = 0.5  # how often a running strategy sends its profile snapshot
+PROFILE = "profile"  # the tag of a profile snapshot message
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class _Running:
 
 
 def _child(
+    name: str,
     strategy: Strategy,
     program: Program,
     deadline: float,
@@ -67,18 +72,52 @@ def _child(
 ) -> None:
     os.setpgrp()  # its own process group, so that killing it also kills what it started
     memory_mb, nice = limits
+    budget = Budget(deadline)
+    reporter = _Reporter(name, budget.recorder, conn)
     try:
         if nice:
             os.nice(nice)
         if memory_mb is not None:
             resource.setrlimit(resource.RLIMIT_AS, _capped(memory_mb * 1024 * 1024))
-        conn.send(strategy(program, Budget(deadline)))
+        reporter.start()
+        reporter.finish(strategy(program, budget))
     except MemoryError:
-        conn.send(("error", "out of memory"))
+        reporter.finish(("error", "out of memory"))
     except Exception as exc:
-        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+        reporter.finish(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
     finally:
-        conn.close()
+        with reporter.lock:
+            conn.close()
+
+
+class _Reporter(threading.Thread):
+    """Sends the strategy's profile snapshot every `PROFILE_EVERY_S` while it runs (the parent
+    keeps the last: a strategy killed in a long solver call still shows where its time went),
+    then the final snapshot and the answer."""
+
+    def __init__(self, name: str, recorder: Recorder, conn: mpc.Connection) -> None:
+        super().__init__(daemon=True)
+        self.who, self.recorder, self.conn = name, recorder, conn
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        last: tuple[Timing, ...] = ()
+        while not self.done.wait(PROFILE_EVERY_S):
+            snapshot = self.recorder.snapshot(self.who)
+            if snapshot != last:
+                self.send((PROFILE, snapshot))
+                last = snapshot
+
+    def send(self, message: object) -> None:
+        with self.lock:
+            if not self.conn.closed:
+                self.conn.send(message)
+
+    def finish(self, answer: object) -> None:
+        self.done.set()
+        self.send((PROFILE, self.recorder.snapshot(self.who)))
+        self.send(answer)
 
 
 def _capped(limit: int) -> tuple[int, int]:
@@ -95,14 +134,15 @@ def _start(
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(
-        target=_child, args=(strategy, program, budget.deadline, limits, child), name=f"quokka-{name}"
+        target=_child, args=(name, strategy, program, budget.deadline, limits, child), name=f"quokka-{name}"
     )
     proc.start()
     child.close()
     return _Running(name, proc, parent)
 
 
-def _receive(run: _Running) -> EngineResult:
+def _receive(run: _Running, profiles: dict[str, tuple[Timing, ...]]) -> EngineResult | None:
+    """The strategy's answer, or None for a profile snapshot (kept in `profiles`)."""
     try:
         message = run.conn.recv()
     except (EOFError, OSError):
@@ -110,6 +150,9 @@ def _receive(run: _Running) -> EngineResult:
         return unknown(run.name, f"engine process ended without an answer (exit code {code})")
     if isinstance(message, EngineResult):
         return message
+    if message[0] == PROFILE:
+        profiles[run.name] = message[1]
+        return None
     return unknown(run.name, f"engine failed: {message[1]}")
 
 
@@ -124,7 +167,8 @@ def _size(invariants: Mapping[str, Expr]) -> int:
     return total
 
 
-def _stop(running: list[_Running]) -> None:
+def _stop(running: list[_Running], profiles: dict[str, tuple[Timing, ...]]) -> None:
+    """Kill every strategy; keep the profile snapshots they sent last."""
     for run in running:
         pid = run.process.pid
         if pid is not None:
@@ -132,6 +176,9 @@ def _stop(running: list[_Running]) -> None:
                 os.killpg(pid, signal.SIGKILL)
     for run in running:
         run.process.join(timeout=5)
+        with contextlib.suppress(OSError):
+            while run.conn.poll() and _receive(run, profiles) is None:
+                pass  # a snapshot; the answer or the end of the pipe stops the loop
         run.conn.close()
 
 
@@ -146,6 +193,8 @@ class Portfolio:
         self.started = time.monotonic()
         self._pending: list[_Running] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
+        self.profiles: dict[str, tuple[Timing, ...]] = {}  # each strategy's last snapshot
+        self.recorder = Recorder()  # the checks done here
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
         budget = Budget.of(self.config.timeout_s)
@@ -153,8 +202,10 @@ class Portfolio:
         try:
             result = self._await_reports(self._race(running, budget), budget)
         finally:
-            _stop(running)
-        return self._polished(result)
+            _stop(running, self.profiles)
+        polished = self._polished(result)
+        mine = self.recorder.snapshot("portfolio")
+        return dataclasses.replace(polished, profile=(*(t for p in self.profiles.values() for t in p), *mine))
 
     def _polished(self, result: Result) -> Result:
         """A TRUE result with the minimal certificate and the overflow sites the proof leaves
@@ -162,10 +213,12 @@ class Portfolio:
         safe = self._safe
         if result.verdict is not Verdict.TRUE or safe is None or _size(safe.invariants) > POLISH_MAX_NODES:
             return result  # a large certificate (e.g. a set of states) costs more to polish than it gains
-        sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
+        with self.recorder.timed("overflow sites"):
+            sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
         invariants = result.invariants
         if self.config.minimal_certificate:
-            invariants = minimal_invariants(self.program, safe)
+            with self.recorder.timed("minimal certificate"):
+                invariants = minimal_invariants(self.program, safe)
         return dataclasses.replace(result, invariants=invariants, overflow_sites=tuple(map(str, sites)),
                                    time_s=self._elapsed())
 
@@ -179,8 +232,10 @@ class Portfolio:
         while awaited and time.monotonic() < deadline:
             ready = mpc.wait([r.conn for r in awaited], timeout=max(0.0, deadline - time.monotonic()))
             for run in [r for r in awaited if r.conn in ready]:
-                awaited.remove(run)
-                self._record(_receive(run))
+                answer = _receive(run, self.profiles)
+                if answer is not None:
+                    awaited.remove(run)
+                    self._record(answer)
         return dataclasses.replace(result, engines=tuple(self.runs), candidates=self.candidates,
                                    time_s=self._elapsed())  # fmt: skip
 
@@ -194,8 +249,11 @@ class Portfolio:
         while pending and not budget.expired:
             ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
             for run in [r for r in pending if r.conn in ready]:
+                answer = _receive(run, self.profiles)
+                if answer is None:
+                    continue
                 pending.remove(run)
-                verdict = self._judge(_receive(run))
+                verdict = self._judge(answer)
                 if verdict is not None:
                     return verdict
         reason = "timeout" if pending else self._unknown_reason()
@@ -223,7 +281,9 @@ class Portfolio:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
             return None
         budget = Budget.of(self.config.check_budget_s)
-        checked, why = certificate_result(self.program, result, budget)
+        with self.recorder.timed("certificate check") as call:
+            checked, why = certificate_result(self.program, result, budget)
+            call.answer = "rejected" if checked is None else "checked"
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
@@ -238,16 +298,20 @@ class Portfolio:
         """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
         from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
 
-        second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
+        with self.recorder.timed("double check (cvc5)") as call:
+            second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
+            call.answer = second.status
         if second.status == REFUTED:
             self.runs.append(EngineRun("double-check", "rejected", 0.0, f"{result.engine}: {second.reason}"))
             return None
         return {"double_check": f"{second.status}: {second.reason}"}
 
     def _check_unsafe(self, result: EngineResult) -> Result | None:
-        cex, why = confirm_smallest(
-            self.program, result, self.config.source if self.config.replay_with_compiler else None
-        )
+        with self.recorder.timed("counterexample replay") as call:
+            cex, why = confirm_smallest(
+                self.program, result, self.config.source if self.config.replay_with_compiler else None
+            )
+            call.answer = "rejected" if cex is None else "confirmed"
         if cex is None:
             self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))
             return None

@@ -8,6 +8,7 @@ from typing import Any
 
 from . import fpsem
 from .ir import DOUBLE, FLOAT
+from .profile import Timing
 
 FLOAT_INPUTS = {"__VERIFIER_nondet_float": FLOAT, "__VERIFIER_nondet_double": DOUBLE}
 
@@ -120,6 +121,7 @@ class Result:
     decided_by: str = ""
     claims: tuple[ClaimReport, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    profile: tuple[Timing, ...] = ()  # where the time went (`profile`)
 
     @property
     def conclusive(self) -> bool:
@@ -148,7 +150,12 @@ class Result:
             decided_by=data.get("decided_by", ""),
             claims=tuple(_claim_from_json(c) for c in data.get("claims", ())),
             extra=dict(data.get("extra", {})),
+            profile=tuple(_timing_from_json(t) for t in data.get("profile", ())),
         )
+
+
+def _timing_from_json(data: dict[str, Any]) -> Timing:
+    return Timing(**{**data, "answers": tuple((a, n) for a, n in data.get("answers", ()))})
 
 
 def _claim_from_json(data: dict[str, Any]) -> ClaimReport:

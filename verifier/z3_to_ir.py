@@ -37,7 +37,7 @@ def arith_type(formula: z3.ExprRef, variables: Mapping[str, Var]) -> IntType:
     Signed IR arithmetic is mathematical whatever the type, so the choice only decides which
     variables need a cast (none when all are `int`) and which constants are representable.
     """
-    terms = _subterms(formula)
+    terms = subterms(formula)
     names = {t.decl().name() for t in terms if z3.is_const(t) and not z3.is_int_value(t)}
     types = [v.type for n, v in variables.items() if n in names and isinstance(v.type, IntType)]
     types += [v.type.elem for n, v in variables.items() if n in names and isinstance(v.type, ArrayType)]
@@ -48,7 +48,8 @@ def arith_type(formula: z3.ExprRef, variables: Mapping[str, Var]) -> IntType:
     return INT128
 
 
-def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
+def subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
+    """Every distinct subterm of `t` (`t` first), the bodies of quantifiers included."""
     seen: set[int] = set()
     out, stack = [], [t]
     while stack:
@@ -58,6 +59,8 @@ def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
             out.append(e)
             if z3.is_app(e):
                 stack.extend(e.children())
+            elif z3.is_quantifier(e):
+                stack.append(e.body())
     return out
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..ir import Expr
+from ..profile import Recorder
 
 
 class Status(enum.Enum):
@@ -52,9 +53,11 @@ def unknown(
 
 @dataclass(frozen=True)
 class Budget:
-    """A wall-clock deadline on `time.monotonic()`; engines derive their Z3 timeouts from it."""
+    """A wall-clock deadline on `time.monotonic()`; engines derive their Z3 timeouts from it.
+    `recorder` times the solver calls made under it (`profile`); derived budgets share it."""
 
     deadline: float
+    recorder: Recorder = field(default_factory=Recorder, compare=False, repr=False)
 
     @staticmethod
     def of(seconds: float) -> Budget:
@@ -84,12 +87,12 @@ class Budget:
 
     def sub(self, seconds: float) -> Budget:
         """A budget ending after `seconds` or at this one's deadline, whichever comes first."""
-        return Budget(min(self.deadline, time.monotonic() + seconds))
+        return Budget(min(self.deadline, time.monotonic() + seconds), self.recorder)
 
     def fraction(self, share: float) -> Budget:
         """A budget for `share` (0..1) of the time left."""
         left = self.remaining()
-        return self if left == float("inf") else Budget(time.monotonic() + left * share)
+        return self if left == float("inf") else Budget(time.monotonic() + left * share, self.recorder)
 
 
 class Stopwatch:

@@ -165,7 +165,7 @@ class _Session:
         """After no error on any path of a complete unrolling: SAFE when no path has undefined
         behaviour either (then every semantics of signed arithmetic agrees with this one)."""
         flags = [site.flag for site in self.unroller.undefined]
-        answer = self._check([z3.Or(*flags)]) if flags else z3.unsat
+        answer = self._check([z3.Or(*flags)], what="undefined-behaviour") if flags else z3.unsat
         stats = self.stats(complete=True)
         if answer == z3.unsat:
             reason = f"no error and no undefined behaviour on any path ({self.settings.domain.name})"
@@ -190,12 +190,17 @@ class _Session:
 
     # --- queries
 
-    def _check(self, goal: Sequence[z3.BoolRef], cap_s: float | None = None) -> z3.CheckSatResult:
+    def _check(
+        self, goal: Sequence[z3.BoolRef], cap_s: float | None = None, what: str = "error"
+    ) -> z3.CheckSatResult:
         if self.budget.expired:
             raise OutOfTime
         self.checks += 1
         cut = [z3.Not(lit) for lit in self.unroller.open_literals()]
-        answer = self.backend.check([*cut, *goal], self.budget.z3_timeout_ms(cap_s))
+        mode = "probe" if self.probing else "incremental"
+        with self.budget.recorder.timed(f"{self.engine} {what} query ({mode})") as call:
+            answer = self.backend.check([*cut, *goal], self.budget.z3_timeout_ms(cap_s))
+            call.answer = str(answer)
         if answer == z3.unknown:
             self.gave_up = self.backend.reason_unknown()
         return answer
@@ -226,7 +231,8 @@ class _Session:
         if not any(h.stmt.origin == "uninitialised" for h in self.unroller.havocs):
             return model
         try:
-            if self._check([self._any_error, self.unroller.zero_uninitialised], _PREFERENCE_CAP_S) == z3.sat:
+            preferred = [self._any_error, self.unroller.zero_uninitialised]
+            if self._check(preferred, _PREFERENCE_CAP_S, what="preferred-model") == z3.sat:
                 return self.backend.model()
         except OutOfTime:
             pass
@@ -242,7 +248,7 @@ class _Session:
         lit = self.fm.fresh("frontier")
         self.fm.add(z3.Implies(lit, z3.Or(*frontiers)))
         cap = max(0.5, self.budget.remaining() * _FRONTIER_SHARE)
-        return bool(self._check([lit], cap) == z3.unsat)
+        return bool(self._check([lit], cap, what="completeness") == z3.unsat)
 
     # --- counterexamples
 

@@ -104,7 +104,9 @@ class _EdgeSolver:
         self.solver.push()
         if self.edge.dst != ERROR:
             self.solver.add(z3.Or([z3.Not(self.post[g]) for g in goals]))
-        result = self.solver.check(*[self.pre[a] for a in assumed])
+        with budget.recorder.timed(f"houdini {self.edge.kind}") as call:
+            result = self.solver.check(*[self.pre[a] for a in assumed])
+            call.answer = str(result)
         model = self.solver.model() if result == z3.sat else None
         why = self.solver.reason_unknown() if result == z3.unknown else ""
         self.solver.pop()

@@ -136,7 +136,9 @@ def solve(
     solver = z3.Solver()
     solver.set("timeout", budget.z3_timeout_ms())
     solver.add(*assertions)
-    result = solver.check()
+    with budget.recorder.timed("inductive obligation") as call:
+        result = solver.check()
+        call.answer = str(result)
     if result == z3.sat:
         return result, solver.model(), ""
     return result, None, solver.reason_unknown() if result == z3.unknown else ""

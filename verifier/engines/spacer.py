@@ -19,7 +19,7 @@ import z3
 from .. import chc
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode
 from ..ir import Expr, Program, Var, refusal
-from ..z3_to_ir import Unsupported, to_ir
+from ..z3_to_ir import Unsupported, subterms, to_ir
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
@@ -125,7 +125,9 @@ class _Runner:
     def run(self, settings: Mapping[str, object], piece: Budget) -> EngineResult:
         watch, system = Stopwatch(), self.system
         fp = chc.fixedpoint(system, {**settings, "timeout": piece.z3_timeout_ms()})
-        answer, why = query(fp, system)
+        with self.budget.recorder.timed("spacer query") as call:
+            answer, why = query(fp, system)
+            call.answer = str(answer)
         stats: dict[str, object] = {"params": dict(settings), "levels": _levels(fp, system)}
         if answer == z3.unsat:
             check_budget = Budget.of(max(self.budget.remaining(), CHECK_MIN_S))
@@ -220,7 +222,7 @@ def eliminate_quantifiers(formula: z3.BoolRef, budget: Budget | None = None) -> 
 
     `qe` on nonlinear formulas can run for ever: with `budget` it is cut off, and the formula is
     `Unsupported` (as when quantifiers remain)."""
-    if not any(z3.is_quantifier(t) for t in _subterms(formula)):
+    if not any(z3.is_quantifier(t) for t in subterms(formula)):
         return formula
     tactic = z3.Then(z3.Tactic("qe"), z3.Tactic("simplify"))
     if budget is not None:
@@ -230,21 +232,6 @@ def eliminate_quantifiers(formula: z3.BoolRef, budget: Budget | None = None) -> 
     except z3.Z3Exception as exc:
         raise Unsupported(f"quantifier elimination did not finish: {exc}") from exc
     return z3.Or([g.as_expr() for g in goals]) if len(goals) != 1 else goals[0].as_expr()
-
-
-def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
-    seen: set[int] = set()
-    out, stack = [], [t]
-    while stack:
-        e = stack.pop()
-        if e.get_id() not in seen:
-            seen.add(e.get_id())
-            out.append(e)
-            if z3.is_app(e):
-                stack.extend(e.children())
-            elif z3.is_quantifier(e):
-                stack.append(e.body())
-    return out
 
 
 def invariants_to_ir(program: Program, formulas: Mapping[str, z3.BoolRef]) -> dict[str, Expr]:
@@ -291,7 +278,10 @@ def _retrace(enc: Encoding, budget: Budget) -> list[Edge] | None:
     """Ask again without rule inlining, so that the trace names the original rules."""
     system = chc.build(enc)
     fp = chc.fixedpoint(system, {**NO_IUC, **NO_INLINING, "timeout": budget.z3_timeout_ms()})
-    if query(fp, system)[0] != z3.sat:
+    with budget.recorder.timed("spacer retrace") as call:
+        answer = query(fp, system)[0]
+        call.answer = str(answer)
+    if answer != z3.sat:
         return None
     return trace_edges(enc, fp.get_rule_names_along_trace())
 
