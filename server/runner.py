@@ -10,10 +10,12 @@ import shutil
 import signal
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
+from quokka.verifier.processes import kill_tagged, tagged_environment
 from quokka.verifier.results import Result
 from quokka.verifier.task import read_task
 
@@ -58,7 +60,7 @@ class Runner:
     """Starts verifier processes and knows which are alive, so none outlives its run or the server."""
 
     def __init__(self) -> None:
-        self._groups: set[int] = set()
+        self._groups: dict[int, str] = {}  # process group -> the tag its processes carry
 
     @property
     def live_groups(self) -> frozenset[int]:
@@ -81,16 +83,18 @@ class Runner:
     async def _run_process(self, job: Job, input_path: Path, folder: Path) -> Outcome:
         # output goes to files, not pipes: a grandchild holding a pipe would keep wait() from returning
         started = time.monotonic()
+        tag = uuid.uuid4().hex  # the verifier's engines run in process groups of their own: found by tag
         out_path, err_path = folder / "stdout", folder / "stderr"
         with out_path.open("wb") as out, err_path.open("wb") as err:
             try:
                 process = await asyncio.create_subprocess_exec(
                     *job.command, str(input_path), *job.args,
                     stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                    env=tagged_environment(tag),
                 )
             except OSError as exc:
                 return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))
-        self._groups.add(process.pid)
+        self._groups[process.pid] = tag
         try:
             await asyncio.wait_for(process.wait(), job.wall_limit_s)
         except TimeoutError:
@@ -103,9 +107,11 @@ class Runner:
                             time.monotonic() - started)
 
     def _kill_group(self, group: int) -> None:
-        self._groups.discard(group)
+        tag = self._groups.pop(group, None)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
+        if tag is not None:
+            kill_tagged(tag)
 
     def kill_all(self) -> None:
         for group in list(self._groups):

@@ -4,7 +4,9 @@ The command runs in its own session (process group). `resource` limits are set i
 child before `exec` (`preexec_fn`): RLIMIT_CPU (per process: the verifier's own worker
 processes get the same limit each), RLIMIT_AS (address space, per process) and no core
 files; with `die_with_parent`, the child is also killed when the runner dies (even by
-`kill -9`). The wall-time limit is enforced here: the whole process group is killed.
+`kill -9`). The wall-time limit is enforced here: the whole process group is killed, and every
+process that carries the run's tag in its environment (`TAG_VARIABLE`, inherited by all
+descendants): the verifier's engines run in process groups of their own, and outlive the group.
 CPU time and peak memory come from `wait4` (the command and the descendants it waited for).
 
 Only the process that reaps the child may use `RunningProcess`, and it should have no other
@@ -13,22 +15,27 @@ threads while it starts one (`preexec_fn` runs between `fork` and `exec`).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import resource
 import signal
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from quokka.verifier.processes import (
+    die_with_parent,
+    kill_group,
+    kill_tagged,
+    tagged_environment,
+)
+
 from .store import now
 
-_PR_SET_PDEATHSIG = 1
 _POLL_S = 0.05
 STDERR_TAIL = 4000
 
@@ -83,8 +90,7 @@ class Outcome:
             return f"signal {self.signal}"
 
 
-def _preexec(limits: Limits, die_with_parent: bool) -> Callable[[], None]:
-    libc = ctypes.CDLL(None, use_errno=True) if die_with_parent else None
+def _preexec(limits: Limits, with_parent: bool) -> Callable[[], None]:
     cpu_s = max(1, int(limits.cpu_s + 0.999))
     cpu = _within_hard_limit(resource.RLIMIT_CPU, cpu_s, cpu_s + 5)
     memory = _within_hard_limit(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
@@ -93,8 +99,8 @@ def _preexec(limits: Limits, die_with_parent: bool) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CPU, cpu)
         resource.setrlimit(resource.RLIMIT_AS, memory)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if libc is not None:
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if with_parent:
+            die_with_parent()
 
     return setup
 
@@ -121,6 +127,7 @@ class RunningProcess:
         self._stdout: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _read_all
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _read_all
         self._killed_for = ""
+        self.tag = uuid.uuid4().hex
         try:
             self._proc = subprocess.Popen(
                 self.command,
@@ -128,6 +135,7 @@ class RunningProcess:
                 stdout=self._stdout,
                 stderr=self._stderr,
                 cwd=cwd,
+                env=tagged_environment(self.tag),
                 start_new_session=True,
                 preexec_fn=_preexec(limits, die_with_parent),
             )
@@ -146,7 +154,8 @@ class RunningProcess:
             if time.monotonic() - self._start > self.limits.wall_s:
                 self.kill("wall")
             return None
-        _kill_group(self.pid)  # descendants left behind; the unreaped leader keeps the group id ours
+        kill_group(self.pid)  # descendants left behind; the unreaped leader keeps the group id ours
+        kill_tagged(self.tag)
         _, status, usage = os.wait4(self.pid, 0)
         self._proc.returncode = os.waitstatus_to_exitcode(status)
         return self._outcome(status, usage)
@@ -154,7 +163,8 @@ class RunningProcess:
     def kill(self, why: str = "") -> None:
         """Kill the whole process group (the outcome then comes from `poll`)."""
         self._killed_for = self._killed_for or why
-        _kill_group(self.pid)
+        kill_group(self.pid)
+        kill_tagged(self.tag)
 
     def wait(self) -> Outcome:
         while True:
@@ -185,11 +195,6 @@ class RunningProcess:
 def _still_running(pid: int) -> bool:
     info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     return info is None
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _read_all(handle: IO[bytes]) -> str:

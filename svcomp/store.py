@@ -12,7 +12,9 @@ Tables:
 
 The database is in WAL mode. There is one writer at a time: `Store.open(..., writer=True)`
 takes an exclusive lock on `<db>.lock` (released by the OS even when the writer is killed);
-readers (`writer=False`) open the database read-only and never wait for the writer.
+readers (`writer=False`) open the database read-only and never wait for the writer. A writer
+checks the file first (`PRAGMA quick_check`): a damaged store, like any sqlite error later, is a
+one-line `StoreError`, not a traceback.
 """
 
 from __future__ import annotations
@@ -179,12 +181,28 @@ class Store:
         lock = _take_lock(path)
         try:
             db = Database(_connect(path))
+            _check_integrity(db)
             db.enable_wal()
             _create_schema(db)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, StoreError) as exc:
             lock.close()
             raise StoreError(f"{path}: cannot open the results database: {exc}") from exc
         return cls(db, path, lock)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A transaction; an sqlite error (other than a constraint) becomes a `StoreError`."""
+        with self._reading("write"), self.db.conn:
+            yield
+
+    @contextlib.contextmanager
+    def _reading(self, doing: str = "read") -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:  # a damaged file, a full disk, ...
+            raise StoreError(f"{self.path}: cannot {doing} the results database: {exc}") from exc
 
     def close(self) -> None:
         self.db.conn.close()
@@ -202,41 +220,43 @@ class Store:
 
     def find_run(self, signature: str) -> RunInfo | None:
         """The latest run with this signature (the run that re-running a command resumes)."""
-        rows = list(
-            self.db.table("runs").rows_where("signature = ?", [signature], order_by="id desc", limit=1)
-        )
+        with self._reading():
+            rows = list(
+                self.db.table("runs").rows_where("signature = ?", [signature], order_by="id desc", limit=1)
+            )
         return _run_from_row(rows[0]) if rows else None
 
     def start_run(self, run: RunInfo) -> RunInfo:
         """Insert `run` (its `id` is ignored) and return it with its new id."""
         row = _run_to_row(run)
         row.pop("id")
-        with self.db.conn:
+        with self._writing():
             run_id = self.db.table("runs").insert(row).last_pk or 0
         return dataclasses.replace(run, id=int(run_id))
 
     def update_run(self, run_id: int, **changes: Any) -> None:
         row = {k: _dump(v) if k in _RUN_JSON_FIELDS else v for k, v in changes.items()}
-        with self.db.conn:
+        with self._writing():
             self.db.table("runs").update(run_id, row)
 
     def runs(self, ids: Iterable[int] | None = None) -> list[RunInfo]:
         wanted = None if ids is None else set(ids)
-        runs = [_run_from_row(r) for r in self.db.table("runs").rows_where(order_by="id")]
+        with self._reading():
+            runs = [_run_from_row(r) for r in self.db.table("runs").rows_where(order_by="id")]
         return [r for r in runs if wanted is None or r.id in wanted]
 
     def start_session(self, run_id: int) -> int:
         """A new session of `run_id`; earlier ones that never ended are marked `killed` (this
         writer holds the lock, so no other process is still working on them)."""
         row = {"run_id": run_id, "pid": os.getpid(), "host": os.uname().nodename, "started_at": now()}
-        with self.db.conn:
+        with self._writing():
             self.db.execute(
                 "update sessions set status = 'killed' where run_id = ? and ended_at is null", [run_id]
             )
             return int(self.db.table("sessions").insert(row).last_pk or 0)
 
     def end_session(self, session_id: int, status: str) -> None:
-        with self.db.conn:
+        with self._writing():
             self.db.table("sessions").update(session_id, {"ended_at": now(), "status": status})
 
     # ------------------------------------------------------------------ results
@@ -246,35 +266,41 @@ class Store:
         data = _result_to_row(row)
         data.pop("id")
         try:
-            with self.db.conn:
+            with self._writing():
                 return int(self.db.table("results").insert(data).last_pk or 0)
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"run {row.run_id} already has a result for {row.task}") from exc
 
     def done_tasks(self, run_id: int) -> set[str]:
         sql = "select task from results where run_id = ?"
-        return {r[0] for r in self.db.execute(sql, [run_id]).fetchall()}
+        with self._reading():
+            return {r[0] for r in self.db.execute(sql, [run_id]).fetchall()}
 
     def results(self, run_ids: Iterable[int] | None = None) -> list[ResultRow]:
-        if run_ids is None:
-            rows = self.db.table("results").rows_where(order_by="run_id, id")
-        else:
-            ids = sorted(set(run_ids))
-            marks = ", ".join("?" for _ in ids)
-            rows = self.db.table("results").rows_where(f"run_id in ({marks})", ids, order_by="run_id, id")
-        return [_result_from_row(r) for r in rows]
+        with self._reading():
+            if run_ids is None:
+                rows = self.db.table("results").rows_where(order_by="run_id, id")
+            else:
+                ids = sorted(set(run_ids))
+                marks = ", ".join("?" for _ in ids)
+                rows = self.db.table("results").rows_where(
+                    f"run_id in ({marks})", ids, order_by="run_id, id"
+                )
+            return [_result_from_row(r) for r in rows]
 
     # ------------------------------------------------------------------ generic cache
 
     def cache_get(self, namespace: str, key: str) -> Any | None:
         """The value cached under (namespace, key), or None."""
-        rows = list(self.db.table("cache").rows_where("namespace = ? and key = ?", [namespace, key], limit=1))
+        with self._reading():
+            where = "namespace = ? and key = ?"
+            rows = list(self.db.table("cache").rows_where(where, [namespace, key], limit=1))
         return json.loads(rows[0]["value"]) if rows else None
 
     def cache_put(self, namespace: str, key: str, value: Any) -> None:
         """Cache a JSON-serialisable `value` under (namespace, key), replacing an older one."""
         row = {"namespace": namespace, "key": key, "value": json.dumps(value), "created_at": now()}
-        with self.db.conn:
+        with self._writing():
             self.db.table("cache").upsert(row, pk=("namespace", "key"))
 
 
@@ -286,6 +312,14 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
     conn.execute("pragma busy_timeout = 30000")
     return conn
+
+
+def _check_integrity(db: Database) -> None:
+    """Raise `StoreError` when sqlite finds the file damaged (a torn or overwritten page)."""
+    problems = [row[0] for row in db.execute("pragma quick_check").fetchall()]
+    if problems != ["ok"]:
+        first = " ".join(str(problems[0]).split())  # sqlite's message spans lines
+        raise StoreError(f"damaged ({first}); restore it or use a new database")
 
 
 def _open_read_only(path: Path) -> Database:

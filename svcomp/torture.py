@@ -10,7 +10,9 @@ Trials take turns until the time is up, each `quokka verify --json` in its own l
   must never be proved;
 * **fuzzed inputs**: a task's program truncated, with a span deleted, a line duplicated, random
   bytes inserted, a number made huge or an expression nested thousands deep. Each must end in a
-  verdict or a located one-line error (exit 2), within the time limit, without a traceback.
+  verdict or a located one-line error (exit 2), within the time limit, without a traceback;
+* **faults** injected into `quokka batch` and `quokka lsp` (`faults`): kill -9, a damaged store,
+  a task that hangs or exhausts memory, an editor that edits fast, closes or goes away.
 
 Wrong verdicts, crashes and hangs are counted and their programs saved under `--out`.
 """
@@ -33,6 +35,7 @@ from quokka.verifier.results import Result, Verdict
 
 from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, run_limited
+from .faults import FaultTrials
 from .tasks import Task
 
 BOX = range(-4, 5)  # the inputs of a generated program
@@ -51,6 +54,7 @@ class Counts:
     mutants_tried: int = 0
     mutants: int = 0  # confirmed failing by gcc's build
     fuzz_inputs: int = 0
+    faults: int = 0  # faults injected
     verdicts: dict[str, int] = field(default_factory=lambda: {"true": 0, "false": 0, "unknown": 0})
     wrong: int = 0
     crashes: int = 0
@@ -190,6 +194,7 @@ class Settings:
     timeout_s: float
     out: Path
     verifier: tuple[str, ...] = DEFAULT_VERIFIER
+    faults: bool = True
 
 
 class Campaign:
@@ -204,9 +209,12 @@ class Campaign:
         self.findings: list[Finding] = []
         self.deadline = time.monotonic() + 60 * settings.minutes
         self.work = Path(tempfile.mkdtemp(prefix="quokka-torture-"))
+        self.fault_trials = FaultTrials(self.work, self.sources, settings.timeout_s, self.rng)
+        self._faults_run = 0
 
     def run(self, progress: Callable[[Counts], None] = lambda counts: None) -> Counts:
         trials = [self.generated] + [self.mutant] * bool(self.true_tasks) + [self.fuzz] * bool(self.sources)
+        trials += [self.fault] * self.settings.faults
         for k in itertools.count():
             if time.monotonic() >= self.deadline:
                 break
@@ -246,6 +254,14 @@ class Campaign:
         path = self._write(f"fuzz{k}_{task.program.name}", data)
         self.counts.fuzz_inputs += 1
         self._judge(path, None, task.data_model, what)
+
+    def fault(self, k: int) -> None:
+        report = self.fault_trials.run(self._faults_run)
+        self._faults_run += 1
+        self.counts.faults += report.injected
+        log = self._write(f"fault{k}.log", "\n".join(report.log).encode())
+        for violation in report.violations:
+            self._found(violation.kind, report.name, violation.detail, log)
 
     # --- helpers
 

@@ -42,8 +42,8 @@ def torture_command(args: argparse.Namespace) -> int:
 
 def _line(counts: Counts, elapsed: float) -> str:
     return (f"{elapsed:.0f} s: {counts.programs} programs, {counts.mutants} mutants, "
-            f"{counts.fuzz_inputs} fuzz inputs; wrong {counts.wrong}, crashes {counts.crashes}, "
-            f"hangs {counts.hangs}")
+            f"{counts.fuzz_inputs} fuzz inputs, {counts.faults} faults; wrong {counts.wrong}, "
+            f"crashes {counts.crashes}, hangs {counts.hangs}")
 
 
 def _print(console: Console, counts: Counts, findings: list[Finding]) -> None:
@@ -52,6 +52,7 @@ def _print(console: Console, counts: Counts, findings: list[Finding]) -> None:
         ("generated programs (truth from gcc)", f"{counts.programs} ({counts.programs_true} true)"),
         ("mutants failing in gcc's build", f"{counts.mutants} of {counts.mutants_tried} tried"),
         ("fuzzed inputs", str(counts.fuzz_inputs)),
+        ("faults injected", str(counts.faults)),
         ("verdicts", ", ".join(f"{k} {v}" for k, v in counts.verdicts.items())),
         ("wrong verdicts", str(counts.wrong)),
         ("crashes", str(counts.crashes)),

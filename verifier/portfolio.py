@@ -26,6 +26,7 @@ from .checks import certificate_result, confirm_smallest, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Expr, Program, refusal, walk
 from .overflow import unproven_overflows
+from .processes import die_with_parent
 from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
 
@@ -69,17 +70,19 @@ def _child(
     deadline: float,
     limits: tuple[int | None, int],
     conn: mpc.Connection,
+    parent: int,
 ) -> None:
     os.setpgrp()  # its own process group, so that killing it also kills what it started
+    die_with_parent(parent)  # and it dies with the verifier, even one killed by SIGKILL
     memory_mb, nice = limits
     budget = Budget(deadline)
     reporter = _Reporter(name, budget.recorder, conn)
     try:
+        reporter.start()  # before the memory cap: a thread's stack is address space too
         if nice:
             os.nice(nice)
         if memory_mb is not None:
             resource.setrlimit(resource.RLIMIT_AS, _capped(memory_mb * 1024 * 1024))
-        reporter.start()
         reporter.finish(strategy(program, budget))
     except MemoryError:
         reporter.finish(("error", "out of memory"))
@@ -134,7 +137,9 @@ def _start(
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(
-        target=_child, args=(name, strategy, program, budget.deadline, limits, child), name=f"quokka-{name}"
+        target=_child,
+        args=(name, strategy, program, budget.deadline, limits, child, os.getpid()),
+        name=f"quokka-{name}",
     )
     proc.start()
     child.close()

@@ -50,7 +50,7 @@ def test_what_counts_as_a_crash_or_a_hang() -> None:
 
 @needs_gcc
 def test_a_short_campaign_finds_nothing_wrong(tmp_path: Path) -> None:
-    campaign = Campaign(Settings(0.2, 1, 5.0, tmp_path / "out"), [], [])
+    campaign = Campaign(Settings(0.2, 1, 5.0, tmp_path / "out", faults=False), [], [])
     counts = campaign.run()
     assert counts.programs >= 1 and sum(counts.verdicts.values()) >= 1
     assert not counts.failed, campaign.findings
@@ -63,7 +63,7 @@ def test_a_verifier_that_always_says_true_is_caught(tmp_path: Path) -> None:
         "import json, sys\n"
         "print(json.dumps({'verdict': 'true', 'reason': 'trust me', 'file': sys.argv[1]}))\n"
     )
-    settings = Settings(0.15, 2, 5.0, tmp_path / "out", verifier=(sys.executable, str(liar)))
+    settings = Settings(0.15, 2, 5.0, tmp_path / "out", verifier=(sys.executable, str(liar)), faults=False)
     campaign = Campaign(settings, [], [])
     counts = campaign.run()
     assert counts.wrong >= 1 and counts.failed

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import os
 from collections.abc import Mapping
 
 from ..ir import INT, Binary, Expr, Program, refusal
+from ..processes import die_with_parent
 from ..transform import assert_program, assume_program
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -32,7 +34,8 @@ Running = Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]]
 # ----------------------------------------------------------------------------- processes
 
 
-def _child(program: Program, deadline: float, conn: mpc.Connection) -> None:
+def _child(program: Program, deadline: float, conn: mpc.Connection, parent: int) -> None:
+    die_with_parent(parent)
     try:
         conn.send(spacer.solve(program, Budget(deadline), check=False))
     except Exception as exc:  # reported to the parent as UNKNOWN
@@ -48,7 +51,7 @@ def _solve_both(assume: Program, asserted: Program, budget: Budget) -> dict[str,
     proc: mp.process.BaseProcess
     for name, prog in (("assume", assume), ("assert", asserted)):
         parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(prog, budget.deadline, child), daemon=True)
+        proc = ctx.Process(target=_child, args=(prog, budget.deadline, child, os.getpid()), daemon=True)
         proc.start()
         child.close()
         running[name] = (proc, parent)
