@@ -15,7 +15,6 @@ from quokka.verifier.ir import (
     INT,
     Assert,
     Assign,
-    Assume,
     Binary,
     Block,
     Break,
@@ -33,6 +32,7 @@ from quokka.verifier.ir import (
     children,
     free_vars,
     stmt_children,
+    stmt_exprs,
     walk,
     walk_stmts,
     with_children,
@@ -205,14 +205,6 @@ def program_constants(program: Program) -> frozenset[int]:
     """The integer constants the program's statements mention."""
     out: set[int] = set()
     for s in walk_stmts(program.body):
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             out.update(n.value for n in walk(e) if isinstance(n, Const))
     return frozenset(out)
-
-
-def _stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
-    if isinstance(s, Assign):
-        return (s.value,)
-    if isinstance(s, (Assume, Assert, If)):
-        return (s.cond,)
-    return ()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 
@@ -85,36 +86,51 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 
-def register_batch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "batch", help="verify many SV-COMP tasks into a resumable results database",
-        description="Verify SV-COMP tasks, each in its own limited process; results go into an sqlite "
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _command(subparsers: Subparsers, name: str, run: Callable[[argparse.Namespace], int], help: str,
+             description: str | None = None) -> argparse.ArgumentParser:
+    """The parser of the subcommand `name`, which `run` carries out."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _run_command(subparsers: Subparsers, name: str, run: Callable[[argparse.Namespace], int], help: str,
+                 description: str) -> argparse.ArgumentParser:
+    """A subcommand that runs tasks: `_command` with the arguments of a run."""
+    parser = _command(subparsers, name, run, help, description)
+    _add_run_arguments(parser)
+    return parser
+
+
+def register_batch(subparsers: Subparsers) -> None:
+    parser = _run_command(
+        subparsers, "batch", batch_command, "verify many SV-COMP tasks into a resumable results database",
+        "Verify SV-COMP tasks, each in its own limited process; results go into an sqlite "
         "database as they finish. Running the same command again resumes: finished tasks are not run again.",
     )
-    _add_run_arguments(parser)
     parser.add_argument("--db", type=Path, help="the results database (sqlite; needed unless --list)")
     parser.add_argument("--config", default="default", help="configuration name (default: default)")
     parser.add_argument("--list", action="store_true", help="only list the tasks, skipped ones and problems")
-    parser.set_defaults(func=batch_command)
 
 
-def register_bench(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "bench", help="compare two configurations on the same tasks, interleaved",
-        description="Run two configurations over the same tasks in one run, interleaved (A B A B ...), "
+def register_bench(subparsers: Subparsers) -> None:
+    parser = _run_command(
+        subparsers, "bench", bench_command, "compare two configurations on the same tasks, interleaved",
+        "Run two configurations over the same tasks in one run, interleaved (A B A B ...), "
         "and print the paired comparison. Resumable like `quokka batch`.",
     )
-    _add_run_arguments(parser)
     parser.add_argument("--configs", required=True, metavar="A,B", help="the two configurations")
     parser.add_argument("--db", type=Path, default=Path("quokka-bench.sqlite"),
                         help="the results database (default: quokka-bench.sqlite)")
     parser.add_argument("--time", choices=("cpu", "wall"), default="cpu",
                         help="time for speed-ups (default cpu)")
-    parser.set_defaults(func=bench_command)
 
 
-def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("report", help="tables, plots and HTML from a results database")
+def register_report(subparsers: Subparsers) -> None:
+    parser = _command(subparsers, "report", report_command, "tables, plots and HTML from a results database")
     parser.add_argument("db", type=Path, help="the results database")
     parser.add_argument("--run", type=positive_int, nargs="+", default=[], metavar="ID",
                         help="runs (default: all)")
@@ -124,13 +140,12 @@ def register_report(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument("--scatter", metavar="A,B",
                         help="run ids of the scatter plot (default: the first two)")
     parser.add_argument("--time", choices=("cpu", "wall"), default="cpu", help="time in plots (default cpu)")
-    parser.set_defaults(func=report_command)
 
 
-def register_eval_model(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "eval-model", help="measure a model's invariant guesses with the verifier",
-        description="Sample a model's candidate invariants for each task and check them: parse rate, true "
+def register_eval_model(subparsers: Subparsers) -> None:
+    parser = _command(
+        subparsers, "eval-model", eval_model_command, "measure a model's invariant guesses with the verifier",
+        "Sample a model's candidate invariants for each task and check them: parse rate, true "
         "invariants (assert query), tasks proved alone or after template completion and Houdini, "
         "pass@1 and pass@N; with --speedup, the tasks verified at least 1.2x faster with the model.",
     )
@@ -150,13 +165,12 @@ def register_eval_model(subparsers: argparse._SubParsersAction[argparse.Argument
     parser.add_argument("--timeout", type=seconds, default=30.0, help="verify budget of --speedup runs")
     parser.add_argument("--db", type=Path, help="record the results in this results database")
     parser.add_argument("--json", action="store_true", help="one JSON object: summary and tasks")
-    parser.set_defaults(func=eval_model_command)
 
 
-def register_torture(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "torture", help="try to make Quokka answer wrongly, crash or hang",
-        description="Run generated programs (truth from gcc's build on every input), mutants of the "
+def register_torture(subparsers: Subparsers) -> None:
+    parser = _command(
+        subparsers, "torture", torture_command, "try to make Quokka answer wrongly, crash or hang",
+        "Run generated programs (truth from gcc's build on every input), mutants of the "
         "true tasks of SET (confirmed failing by gcc's build) and fuzzed copies of SET's programs "
         "through `quokka verify`, in turn, for --minutes. Exit status 1 on any wrong verdict, crash "
         "or hang; their programs are saved under --out.",
@@ -172,7 +186,6 @@ def register_torture(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                         help="where the programs of findings are saved (default: torture-findings)")
     parser.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress display")
-    parser.set_defaults(func=torture_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

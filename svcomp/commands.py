@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -42,41 +42,49 @@ EXIT_INTERRUPTED = 130
 
 
 def batch_command(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
-    try:
-        taskset = load_tasks(args.sets)
-        _show_problems(err, taskset)
+    def plan(taskset: TaskSet) -> BatchSpec | int:
         if args.list:
             return _list_tasks(taskset)
         if args.db is None:
             raise QuokkaError("--db DB is needed (the results database)")
-        spec = _spec(args, taskset, configs_mod.resolve([args.config], args.define), bench=None)
-        outcome = _run(args, spec, err)
-    except QuokkaError as exc:
-        print_error(err, str(exc))
-        return EXIT_BAD_INPUT
-    if outcome is None:
-        return EXIT_INTERRUPTED
-    return _print_summary(args.db, outcome)
+        return _spec(args, taskset, configs_mod.resolve([args.config], args.define), bench=None)
+
+    outcome = _execute(args, plan)
+    return outcome if isinstance(outcome, int) else _print_summary(args.db, outcome)
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
+
+    def plan(taskset: TaskSet) -> BatchSpec:
+        return _spec(args, taskset, configs_mod.resolve(names, args.define), bench=",".join(names))
+
+    if len(names) != 2 or names[0] == names[1]:
+        wanted = f"--configs wants two different configurations A,B, got {args.configs!r}"
+        print_error(Console(stderr=True), wanted)
+        return EXIT_BAD_INPUT
+    outcome = _execute(args, plan)
+    if isinstance(outcome, int):
+        return outcome
+    _print_summary(args.db, outcome)
+    return _print_paired(args.db, outcome, args.time)
+
+
+def _execute(args: argparse.Namespace, plan: Callable[[TaskSet], BatchSpec | int]) -> BatchOutcome | int:
+    """Load the task sets and run the batch `plan` makes of them; else an exit code: bad input,
+    interrupted, or the one `plan` returns instead of a batch."""
+    err = Console(stderr=True)
     try:
-        if len(names) != 2 or names[0] == names[1]:
-            raise QuokkaError(f"--configs wants two different configurations A,B, got {args.configs!r}")
         taskset = load_tasks(args.sets)
         _show_problems(err, taskset)
-        spec = _spec(args, taskset, configs_mod.resolve(names, args.define), bench=",".join(names))
+        spec = plan(taskset)
+        if isinstance(spec, int):
+            return spec
         outcome = _run(args, spec, err)
     except QuokkaError as exc:
         print_error(err, str(exc))
         return EXIT_BAD_INPUT
-    if outcome is None:
-        return EXIT_INTERRUPTED
-    _print_summary(args.db, outcome)
-    return _print_paired(args.db, outcome, args.time)
+    return EXIT_INTERRUPTED if outcome is None else outcome
 
 
 def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod.Config, ...],
@@ -133,8 +141,7 @@ def _sigterm_as_exit() -> Iterator[None]:
 
 
 def _show_problems(err: Console, taskset: TaskSet) -> None:
-    table = problems_table([str(p) for p in taskset.problems],
-                           [f"{s.path}: {s.reason}" for s in taskset.skipped])
+    table = problems_table([str(p) for p in taskset.problems], [str(s) for s in taskset.skipped])
     if table is not None:
         print_table(err, table)
 

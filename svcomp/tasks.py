@@ -65,20 +65,22 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Skipped:
-    path: Path
-    reason: str
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A task file that could not be read; `str()` is `path: reason`."""
+class FileNote:
+    """A task file that is not run, and why; `str()` is `path: reason`."""
 
     path: Path
     reason: str
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+class Skipped(FileNote):
+    """A task for another verifier (language, property)."""
+
+
+class Problem(FileNote):
+    """A task file that could not be read."""
 
 
 @dataclass(frozen=True)

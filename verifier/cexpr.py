@@ -14,42 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import fpsem, semantics
-from .ir import (
-    ARITH_OPS,
-    COMPARE_OPS,
-    FLOAT_NODES,
-    INT,
-    INT128,
-    LOGIC_OPS,
-    ArrayType,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    FloatBinary,
-    FloatCompare,
-    FloatConst,
-    FloatExpr,
-    FloatToInt,
-    FloatType,
-    FloatUnary,
-    IntType,
-    Ite,
-    ScalarType,
-    Select,
-    Store,
-    ToFloat,
-    Unary,
-    int_types,
-)
+from . import fpsem, ir, semantics
 
 _RANK = {"_Bool": 0, "char": 1, "short": 2, "int": 3, "long": 4, "long long": 5, "__int128": 6}
 SIGNED_OVERFLOW_OPS = frozenset({"+", "-", "*", "/", "%", "<<"})
 DATA_MODELS = ("ILP32", "LP64")
 
 
-def rank(ty: IntType) -> int:
+def rank(ty: ir.IntType) -> int:
     """The integer conversion rank of `ty` (C11 6.3.1.1)."""
     if ty.name.endswith("*"):  # a pointer of the heap model (`frontend.memory`): an integer of its width
         return _RANK["long long"] if ty.bits > 32 else _RANK["int"]
@@ -63,35 +35,35 @@ class CTypes:
 
     data_model: str
 
-    def named(self, name: str) -> IntType:
+    def named(self, name: str) -> ir.IntType:
         """The type with canonical C name `name` (e.g. "unsigned long")."""
-        return int_types(self.data_model)[name]
+        return ir.int_types(self.data_model)[name]
 
     @property
-    def size_t(self) -> IntType:
+    def size_t(self) -> ir.IntType:
         return self.named("unsigned long" if self.data_model == "LP64" else "unsigned int")
 
     @property
-    def gnu_wide(self) -> IntType:
+    def gnu_wide(self) -> ir.IntType:
         """gcc's type for a decimal constant without `u` that no standard signed type holds (C11
         gives it none; gcc warns "integer constant is so large that it is unsigned"): `__int128`
         where the target has it (x86-64, LP64; the value is exact), else `long long` (i386, ILP32;
         the value's low 64 bits, i.e. 2**64 less)."""
-        return INT128 if self.data_model == "LP64" else self.named("long long")
+        return ir.INT128 if self.data_model == "LP64" else self.named("long long")
 
     @property
     def pointer_bytes(self) -> int:
         return 8 if self.data_model == "LP64" else 4
 
-    def promote(self, ty: IntType) -> IntType:
+    def promote(self, ty: ir.IntType) -> ir.IntType:
         """Integer promotion: types of lower rank than int become int (all their values fit)."""
-        return INT if rank(ty) < rank(INT) else ty
+        return ir.INT if rank(ty) < rank(ir.INT) else ty
 
-    def unsigned_of(self, ty: IntType) -> IntType:
+    def unsigned_of(self, ty: ir.IntType) -> ir.IntType:
         base = ty.name.removeprefix("signed ")
         return self.named(base if base.startswith("unsigned") else f"unsigned {base}")
 
-    def common(self, a: IntType, b: IntType) -> IntType:
+    def common(self, a: ir.IntType, b: ir.IntType) -> ir.IntType:
         """The usual arithmetic conversions (C11 6.3.1.8) on two integer types."""
         a, b = self.promote(a), self.promote(b)
         if a == b:
@@ -105,29 +77,29 @@ class CTypes:
             return sig
         return self.unsigned_of(sig)
 
-    def arithmetic(self, a: ScalarType, b: ScalarType) -> ScalarType:
+    def arithmetic(self, a: ir.ScalarType, b: ir.ScalarType) -> ir.ScalarType:
         """The usual arithmetic conversions with floats: the wider float type if there is one."""
-        floats = [t for t in (a, b) if isinstance(t, FloatType)]
+        floats = [t for t in (a, b) if isinstance(t, ir.FloatType)]
         if floats:
             return max(floats, key=lambda t: t.bits)
-        assert isinstance(a, IntType) and isinstance(b, IntType)
+        assert isinstance(a, ir.IntType) and isinstance(b, ir.IntType)
         return self.common(a, b)
 
 
 # ----------------------------------------------------------------------------- folding
 
 
-def const_value(e: Expr) -> int | None:
+def const_value(e: ir.Expr) -> int | None:
     """The value of `e` if it is a constant expression (no variables), else None."""
     folded = fold(e)
-    return folded.value if isinstance(folded, Const) else None
+    return folded.value if isinstance(folded, ir.Const) else None
 
 
-def _folded(value: int, ty: IntType) -> Const | None:
-    return Const(value, ty) if semantics.in_range(value, ty) else None
+def _folded(value: int, ty: ir.IntType) -> ir.Const | None:
+    return ir.Const(value, ty) if semantics.in_range(value, ty) else None
 
 
-def fold(e: Expr) -> Expr:
+def fold(e: ir.Expr) -> ir.Expr:
     """`e` with its top operator evaluated when all operands are constants and the result fits."""
     try:
         result = _fold_top(e)
@@ -136,201 +108,201 @@ def fold(e: Expr) -> Expr:
     return e if result is None else result
 
 
-def _fold_top(e: Expr) -> Expr | None:
-    if isinstance(e, FLOAT_NODES):
+def _fold_top(e: ir.Expr) -> ir.Expr | None:
+    if isinstance(e, ir.FLOAT_NODES):
         return _fold_float(e)
-    if isinstance(e, Cast) and isinstance(e.operand, Const):
-        return Const(semantics.wrap(e.operand.value, e.type), e.type)
-    if isinstance(e, Unary) and isinstance(e.operand, Const):
+    if isinstance(e, ir.Cast) and isinstance(e.operand, ir.Const):
+        return ir.Const(semantics.wrap(e.operand.value, e.type), e.type)
+    if isinstance(e, ir.Unary) and isinstance(e.operand, ir.Const):
         return _folded(semantics.unary(e.op, e.operand.value, e.type), e.type)
-    if isinstance(e, Binary) and isinstance(e.left, Const) and isinstance(e.right, Const):
+    if isinstance(e, ir.Binary) and isinstance(e.left, ir.Const) and isinstance(e.right, ir.Const):
         a, b = e.left.value, e.right.value
-        if e.op in COMPARE_OPS:
-            return Const(semantics.compare(e.op, a, b), INT)
+        if e.op in ir.COMPARE_OPS:
+            return ir.Const(semantics.compare(e.op, a, b), ir.INT)
         if e.op == "&&":
-            return Const(int(a != 0 and b != 0), INT)
+            return ir.Const(int(a != 0 and b != 0), ir.INT)
         if e.op == "||":
-            return Const(int(a != 0 or b != 0), INT)
+            return ir.Const(int(a != 0 or b != 0), ir.INT)
         return _folded(semantics.arith(e.op, a, b, e.type), e.type)
-    if isinstance(e, Binary) and e.op in LOGIC_OPS and isinstance(e.left, Const):
+    if isinstance(e, ir.Binary) and e.op in ir.LOGIC_OPS and isinstance(e.left, ir.Const):
         return _fold_short_circuit(e.op, e.left.value)
-    if isinstance(e, Ite) and isinstance(e.cond, Const):
+    if isinstance(e, ir.Ite) and isinstance(e.cond, ir.Const):
         return e.then if e.cond.value else e.orelse
     return None
 
 
-def _fold_float(e: FloatExpr) -> Expr | None:
+def _fold_float(e: ir.FloatExpr) -> ir.Expr | None:
     """A float operation on constants, evaluated as `fpsem` does (None when not constant; a
     conversion to an integer that is undefined stays, for the interpreter to report)."""
-    if isinstance(e, ToFloat) and isinstance(e.operand, Const):
-        return FloatConst(fpsem.from_int(e.operand.value, e.type), e.type)
-    if isinstance(e, ToFloat) and isinstance(e.operand, FloatConst):
-        return FloatConst(fpsem.convert(e.operand.value, e.type), e.type)
-    if isinstance(e, FloatToInt) and isinstance(e.operand, FloatConst):
-        return Const(fpsem.to_int(e.operand.value, e.type), e.type)  # UndefinedBehaviour: kept
-    if isinstance(e, FloatUnary) and isinstance(e.operand, FloatConst):
-        return FloatConst(-e.operand.value, e.type)
-    if isinstance(e, (FloatBinary, FloatCompare)):
+    if isinstance(e, ir.ToFloat) and isinstance(e.operand, ir.Const):
+        return ir.FloatConst(fpsem.from_int(e.operand.value, e.type), e.type)
+    if isinstance(e, ir.ToFloat) and isinstance(e.operand, ir.FloatConst):
+        return ir.FloatConst(fpsem.convert(e.operand.value, e.type), e.type)
+    if isinstance(e, ir.FloatToInt) and isinstance(e.operand, ir.FloatConst):
+        return ir.Const(fpsem.to_int(e.operand.value, e.type), e.type)  # UndefinedBehaviour: kept
+    if isinstance(e, ir.FloatUnary) and isinstance(e.operand, ir.FloatConst):
+        return ir.FloatConst(-e.operand.value, e.type)
+    if isinstance(e, (ir.FloatBinary, ir.FloatCompare)):
         a, b = e.left, e.right
-        if not (isinstance(a, FloatConst) and isinstance(b, FloatConst)):
+        if not (isinstance(a, ir.FloatConst) and isinstance(b, ir.FloatConst)):
             return None
-        if isinstance(e, FloatCompare):
-            return Const(fpsem.compare(e.op, a.value, b.value), INT)
-        return FloatConst(fpsem.arith(e.op, a.value, b.value, e.type), e.type)
+        if isinstance(e, ir.FloatCompare):
+            return ir.Const(fpsem.compare(e.op, a.value, b.value), ir.INT)
+        return ir.FloatConst(fpsem.arith(e.op, a.value, b.value, e.type), e.type)
     return None
 
 
-def _fold_short_circuit(op: str, left: int) -> Const | None:
+def _fold_short_circuit(op: str, left: int) -> ir.Const | None:
     if op == "&&" and left == 0:
-        return Const(0, INT)
+        return ir.Const(0, ir.INT)
     if op == "||" and left != 0:
-        return Const(1, INT)
+        return ir.Const(1, ir.INT)
     return None
 
 
 # ----------------------------------------------------------------------------- operators
 
 
-def int_type(e: Expr) -> IntType:
+def int_type(e: ir.Expr) -> ir.IntType:
     """The type of an integer expression (raises TypeError for an array)."""
-    if not isinstance(e.type, IntType):
+    if not isinstance(e.type, ir.IntType):
         raise TypeError(f"not an integer expression: {e.type}")
     return e.type
 
 
-def scalar_type(e: Expr) -> ScalarType:
+def scalar_type(e: ir.Expr) -> ir.ScalarType:
     """The type of an integer or floating expression (raises TypeError for an array)."""
-    if isinstance(e.type, ArrayType):
+    if isinstance(e.type, ir.ArrayType):
         raise TypeError(f"not a scalar expression: {e.type}")
     return e.type
 
 
-def is_float(e: Expr) -> bool:
-    return isinstance(e.type, FloatType)
+def is_float(e: ir.Expr) -> bool:
+    return isinstance(e.type, ir.FloatType)
 
 
-def zero_of(ty: FloatType) -> FloatConst:
-    return FloatConst(0.0, ty)
+def zero_of(ty: ir.FloatType) -> ir.FloatConst:
+    return ir.FloatConst(0.0, ty)
 
 
-def truth(e: Expr) -> Expr:
+def truth(e: ir.Expr) -> ir.Expr:
     """`e` as a condition of the IR (an integer): a float `x` becomes `x != 0.0`."""
-    if isinstance(e.type, FloatType):
-        return FloatCompare("!=", e, zero_of(e.type))
+    if isinstance(e.type, ir.FloatType):
+        return ir.FloatCompare("!=", e, zero_of(e.type))
     return e
 
 
-def convert(e: Expr, ty: ScalarType) -> Expr:
+def convert(e: ir.Expr, ty: ir.ScalarType) -> ir.Expr:
     """`e` converted to `ty` as by assignment or a cast (integers wrap; to _Bool: != 0; to a
     float: rounded; a float to an integer: truncated, undefined when out of range)."""
     source = scalar_type(e)
     if source == ty:
         return e
-    if isinstance(ty, FloatType):
-        return fold(ToFloat(e, ty))
-    if isinstance(source, FloatType):
+    if isinstance(ty, ir.FloatType):
+        return fold(ir.ToFloat(e, ty))
+    if isinstance(source, ir.FloatType):
         if ty.is_bool:
             return convert(fold(truth(e)), ty)
-        return fold(FloatToInt(e, ty))
-    return fold(Cast(e, ty))
+        return fold(ir.FloatToInt(e, ty))
+    return fold(ir.Cast(e, ty))
 
 
-def _float_unary(op: str, e: Expr, ty: FloatType) -> Expr:
+def _float_unary(op: str, e: ir.Expr, ty: ir.FloatType) -> ir.Expr:
     if op == "!":
-        return fold(FloatCompare("==", e, zero_of(ty)))
+        return fold(ir.FloatCompare("==", e, zero_of(ty)))
     if op == "+":
         return e
     if op == "-":
-        return fold(FloatUnary("-", e, ty))
+        return fold(ir.FloatUnary("-", e, ty))
     raise ValueError(f"wrong type argument to {op}: {ty}")
 
 
-def unary(ct: CTypes, op: str, e: Expr) -> Expr:
+def unary(ct: CTypes, op: str, e: ir.Expr) -> ir.Expr:
     """`op e` for op in `- ~ ! +` with C's promotions."""
-    if isinstance(e.type, FloatType):
+    if isinstance(e.type, ir.FloatType):
         return _float_unary(op, e, e.type)
     if op == "!":
-        return fold(Unary("!", e, INT))
+        return fold(ir.Unary("!", e, ir.INT))
     ty = ct.promote(int_type(e))
     operand = convert(e, ty)
     if op == "+":
         return operand
-    return fold(Unary(op, operand, ty))
+    return fold(ir.Unary(op, operand, ty))
 
 
-def binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
+def binary(ct: CTypes, op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
     """`a op b` with the usual arithmetic conversions made explicit."""
-    if op in LOGIC_OPS:
-        return fold(Binary(op, fold(truth(a)), fold(truth(b)), INT))
+    if op in ir.LOGIC_OPS:
+        return fold(ir.Binary(op, fold(truth(a)), fold(truth(b)), ir.INT))
     if is_float(a) or is_float(b):
         return _float_binary(ct, op, a, b)
     if op in ("<<", ">>"):
         ty = ct.promote(int_type(a))
-        return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
+        return fold(ir.Binary(op, convert(a, ty), convert(b, ty), ty))
     ty = ct.common(int_type(a), int_type(b))
-    if op in COMPARE_OPS:
-        return fold(Binary(op, convert(a, ty), convert(b, ty), INT))
-    if op not in ARITH_OPS:
+    if op in ir.COMPARE_OPS:
+        return fold(ir.Binary(op, convert(a, ty), convert(b, ty), ir.INT))
+    if op not in ir.ARITH_OPS:
         raise ValueError(f"unknown binary operator {op!r}")
-    return fold(Binary(op, convert(a, ty), convert(b, ty), ty))
+    return fold(ir.Binary(op, convert(a, ty), convert(b, ty), ty))
 
 
-def _float_binary(ct: CTypes, op: str, a: Expr, b: Expr) -> Expr:
-    if op not in COMPARE_OPS and op not in ("+", "-", "*", "/"):
+def _float_binary(ct: CTypes, op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    if op not in ir.COMPARE_OPS and op not in ("+", "-", "*", "/"):
         raise ValueError(f"invalid operands to {op} ({a.type} and {b.type})")
     ty = ct.arithmetic(scalar_type(a), scalar_type(b))
-    assert isinstance(ty, FloatType)
-    if op in COMPARE_OPS:
-        return fold(FloatCompare(op, convert(a, ty), convert(b, ty)))
-    return fold(FloatBinary(op, convert(a, ty), convert(b, ty), ty))
+    assert isinstance(ty, ir.FloatType)
+    if op in ir.COMPARE_OPS:
+        return fold(ir.FloatCompare(op, convert(a, ty), convert(b, ty)))
+    return fold(ir.FloatBinary(op, convert(a, ty), convert(b, ty), ty))
 
 
-def conditional(ct: CTypes, cond: Expr, then: Expr, orelse: Expr) -> Expr:
+def conditional(ct: CTypes, cond: ir.Expr, then: ir.Expr, orelse: ir.Expr) -> ir.Expr:
     """`cond ? then : orelse` on integers (both branches converted to their common type); floats
     have no `Ite` (the frontend assigns a temporary in an `If` instead)."""
     ty = ct.common(int_type(then), int_type(orelse))
-    return fold(Ite(fold(truth(cond)), convert(then, ty), convert(orelse, ty), ty))
+    return fold(ir.Ite(fold(truth(cond)), convert(then, ty), convert(orelse, ty), ty))
 
 
-def negate(e: Expr) -> Expr:
+def negate(e: ir.Expr) -> ir.Expr:
     """`!e`, simplified where the result is the same int 0/1 (comparisons flip; of IEEE
     comparisons only `==` and `!=`, as `!(x < y)` is no `x >= y` when a NaN is involved)."""
     flipped = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-    if isinstance(e, Binary) and e.op in flipped:
-        return Binary(flipped[e.op], e.left, e.right, INT)
-    if isinstance(e, FloatCompare) and e.op in ("==", "!="):
-        return FloatCompare(flipped[e.op], e.left, e.right)
-    if isinstance(e.type, FloatType):
-        return fold(FloatCompare("==", e, zero_of(e.type)))
-    if isinstance(e, Unary) and e.op == "!" and is_boolean(e.operand):
+    if isinstance(e, ir.Binary) and e.op in flipped:
+        return ir.Binary(flipped[e.op], e.left, e.right, ir.INT)
+    if isinstance(e, ir.FloatCompare) and e.op in ("==", "!="):
+        return ir.FloatCompare(flipped[e.op], e.left, e.right)
+    if isinstance(e.type, ir.FloatType):
+        return fold(ir.FloatCompare("==", e, zero_of(e.type)))
+    if isinstance(e, ir.Unary) and e.op == "!" and is_boolean(e.operand):
         return e.operand
-    return fold(Unary("!", e, INT))
+    return fold(ir.Unary("!", e, ir.INT))
 
 
-def is_boolean(e: Expr) -> bool:
+def is_boolean(e: ir.Expr) -> bool:
     """`e` is always 0 or 1 with type int (a comparison, `!`, `&&`, `||`)."""
-    if isinstance(e, Binary):
-        return e.op in COMPARE_OPS or e.op in LOGIC_OPS
-    return isinstance(e, FloatCompare) or (isinstance(e, Unary) and e.op == "!")
+    if isinstance(e, ir.Binary):
+        return e.op in ir.COMPARE_OPS or e.op in ir.LOGIC_OPS
+    return isinstance(e, ir.FloatCompare) or (isinstance(e, ir.Unary) and e.op == "!")
 
 
-def may_overflow(e: Expr) -> bool:
+def may_overflow(e: ir.Expr) -> bool:
     """A signed operation whose result may leave its type (C's undefined behaviour)."""
-    if isinstance(e, Binary):
+    if isinstance(e, ir.Binary):
         return e.type.signed and e.op in SIGNED_OVERFLOW_OPS
-    return isinstance(e, Unary) and e.op == "-" and e.type.signed
+    return isinstance(e, ir.Unary) and e.op == "-" and e.type.signed
 
 
-def select(array: Expr, index: Expr) -> Select:
-    if not isinstance(array.type, ArrayType):
+def select(array: ir.Expr, index: ir.Expr) -> ir.Select:
+    if not isinstance(array.type, ir.ArrayType):
         raise TypeError("indexing a non-array")
-    return Select(array, index, array.type.elem)
+    return ir.Select(array, index, array.type.elem)
 
 
-def store(array: Expr, index: Expr, value: Expr) -> Store:
-    if not isinstance(array.type, ArrayType):
+def store(array: ir.Expr, index: ir.Expr, value: ir.Expr) -> ir.Store:
+    if not isinstance(array.type, ir.ArrayType):
         raise TypeError("storing into a non-array")
-    return Store(array, index, convert(value, array.type.elem), array.type)
+    return ir.Store(array, index, convert(value, array.type.elem), array.type)
 
 
 # ----------------------------------------------------------------------------- literals
@@ -338,7 +310,7 @@ def store(array: Expr, index: Expr, value: Expr) -> Store:
 _INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)([uUlL]*)\Z")
 
 
-def int_literal(ct: CTypes, text: str) -> Const:
+def int_literal(ct: CTypes, text: str) -> ir.Const:
     """An integer constant typed as C11 6.4.4.1 says (the first listed type that holds it), and
     as gcc types a decimal one without `u` above LLONG_MAX (`CTypes.gnu_wide`).
 
@@ -355,9 +327,9 @@ def int_literal(ct: CTypes, text: str) -> Const:
     for name in _candidate_types(suffix, decimal):
         ty = ct.named(name)
         if value <= ty.max:
-            return Const(value, ty)
+            return ir.Const(value, ty)
     # only a decimal constant without `u` gets here (the other lists end with unsigned long long)
-    return Const(semantics.wrap(value, ct.gnu_wide), ct.gnu_wide)
+    return ir.Const(semantics.wrap(value, ct.gnu_wide), ct.gnu_wide)
 
 
 def _digits_value(digits: str) -> int:
@@ -402,7 +374,7 @@ _ESCAPES = {
 }
 
 
-def char_literal(text: str) -> Const:
+def char_literal(text: str) -> ir.Const:
     """A character constant such as 'a', '\\n', '\\x41', '\\101': type int, value of a (signed) char.
 
     Raises ValueError for wide or multi-character constants.
@@ -418,7 +390,7 @@ def char_literal(text: str) -> Const:
         raise ValueError(f"multi-character constant {text}")
     if value > 255:
         raise ValueError(f"character constant {text} does not fit a char")
-    return Const(semantics.wrap(value, IntType("char", 8, True)), INT)
+    return ir.Const(semantics.wrap(value, ir.IntType("char", 8, True)), ir.INT)
 
 
 def _escape_value(esc: str) -> int:

@@ -17,6 +17,7 @@ import z3
 from .encode import ENTRY, ERROR, Edge, Encoding, constants, encode
 from .ir import Expr, Program
 from .smt import const, sort_of
+from .z3_to_ir import subterms
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +81,7 @@ def abstract_for_spacer(formula: z3.BoolRef) -> z3.BoolRef:
     """
     pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
     facts: list[z3.BoolRef] = []
-    for t in _subterms(formula):
+    for t in filter(z3.is_app, subterms(formula)):
         kind = t.decl().kind()
         if kind in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD) and not z3.is_int_value(t.arg(1)):
             a, b = t.arg(0), t.arg(1)
@@ -94,18 +95,6 @@ def abstract_for_spacer(formula: z3.BoolRef) -> z3.BoolRef:
     if not pairs:
         return formula
     return z3.And([z3.substitute(f, *pairs) for f in [formula, *facts]])
-
-
-def _subterms(t: z3.ExprRef) -> list[z3.ExprRef]:
-    seen: set[int] = set()
-    out, stack = [], [t]
-    while stack:
-        e = stack.pop()
-        if e.get_id() not in seen and z3.is_app(e):
-            seen.add(e.get_id())
-            out.append(e)
-            stack.extend(e.children())
-    return out
 
 
 def build(enc: Encoding, prefix: str = "") -> ChcSystem:

@@ -19,28 +19,9 @@ from typing import Any
 import cvc5
 from cvc5 import Kind
 
+from . import ir
 from .cfg import BasicBlock, Branch, Cfg, Jump, Simple, build_cfg
 from .engines.base import Budget
-from .ir import (
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    Havoc,
-    IntType,
-    Ite,
-    Program,
-    Select,
-    Store,
-    Type,
-    Unary,
-    Var,
-    refusal,
-)
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
 Term = Any  # cvc5.Term (cvc5 has no type information)
@@ -52,10 +33,10 @@ class DoubleCheck:
     reason: str
 
 
-def double_check(program: Program, invariants: Mapping[str, Expr], budget: Budget) -> DoubleCheck:
+def double_check(program: ir.Program, invariants: Mapping[str, ir.Expr], budget: Budget) -> DoubleCheck:
     """Whether cvc5 confirms that `invariants` (loop id -> IR expression) prove `program` safe
     (never for a program with floating point, which no proof may cover)."""
-    refused = refusal(program)
+    refused = ir.refusal(program)
     if refused is not None:
         return DoubleCheck(REFUTED, refused)
     cfg = build_cfg(program)
@@ -69,11 +50,11 @@ def double_check(program: Program, invariants: Mapping[str, Expr], budget: Budge
     return DoubleCheck(CONFIRMED, f"cvc5 {cvc5.__version__}: {len(starts)} cutpoints, every obligation holds")
 
 
-def _integer_types(types: Mapping[str, Type]) -> dict[str, IntType | ArrayType]:
+def _integer_types(types: Mapping[str, ir.Type]) -> dict[str, ir.IntType | ir.ArrayType]:
     """The variables' types (`double_check` refuses programs with floats before it gets here)."""
-    out: dict[str, IntType | ArrayType] = {}
+    out: dict[str, ir.IntType | ir.ArrayType] = {}
     for name, ty in types.items():
-        if not isinstance(ty, (IntType, ArrayType)):
+        if not isinstance(ty, (ir.IntType, ir.ArrayType)):
             raise TypeError(f"{name} has type {ty}: only integers and arrays of them are encoded")
         out[name] = ty
     return out
@@ -82,7 +63,7 @@ def _integer_types(types: Mapping[str, Type]) -> dict[str, IntType | ArrayType]:
 class _Query:
     """The obligations of the paths from one cutpoint, as one cvc5 query."""
 
-    def __init__(self, cfg: Cfg, invariants: Mapping[str, Expr], budget: Budget) -> None:
+    def __init__(self, cfg: Cfg, invariants: Mapping[str, ir.Expr], budget: Budget) -> None:
         self.cfg = cfg
         self.invariants = invariants
         self.tm = cvc5.TermManager()
@@ -113,19 +94,19 @@ class _Query:
 
     # --- states
 
-    def _var(self, name: str, ty: IntType | ArrayType) -> Term:
+    def _var(self, name: str, ty: ir.IntType | ir.ArrayType) -> Term:
         self.fresh += 1
-        sort = self.ops.array_sort if isinstance(ty, ArrayType) else self.tm.getIntegerSort()
+        sort = self.ops.array_sort if isinstance(ty, ir.ArrayType) else self.tm.getIntegerSort()
         return self.tm.mkConst(sort, f"{name}@{self.fresh}")
 
     def _start_env(self, name: str) -> dict[str, Term]:
         env: dict[str, Term] = {}
         for v, ty in self.types.items():
             if name == "entry":
-                env[v] = self.ops.zero_array if isinstance(ty, ArrayType) else self.ops.num(0)
+                env[v] = self.ops.zero_array if isinstance(ty, ir.ArrayType) else self.ops.num(0)
             else:
                 env[v] = self._var(v, ty)
-                if isinstance(ty, IntType):
+                if isinstance(ty, ir.IntType):
                     self.solver.assertFormula(self.ops.in_range(env[v], ty))
         return env
 
@@ -179,21 +160,21 @@ class _Query:
                 self.bad.append(self.ops.all([taken, self._holds(head, env).notTerm()]))
 
     def _simple(self, s: Simple, reach: Term, env: dict[str, Term]) -> Term:
-        if isinstance(s, Assign):
+        if isinstance(s, ir.Assign):
             value = _Exprs(self.ops, env).value(s.value)
             env[s.target] = self._var(s.target, self.types[s.target])
             self.solver.assertFormula(self.ops.eq(env[s.target], value))
             return reach
-        if isinstance(s, Havoc):
+        if isinstance(s, ir.Havoc):
             ty = self.types[s.target]
             env[s.target] = self._var(s.target, ty)
-            if isinstance(ty, ArrayType):
+            if isinstance(ty, ir.ArrayType):
                 return reach  # any elements: more executions than C's, which a proof may cover
             return self.ops.all([reach, self.ops.in_range(env[s.target], ty)])
         cond = _Exprs(self.ops, env).truth(s.cond)
-        if isinstance(s, Assert):
+        if isinstance(s, ir.Assert):
             self.bad.append(self.ops.all([reach, cond.notTerm()]))
-        assert isinstance(s, (Assert, Assume))
+        assert isinstance(s, (ir.Assert, ir.Assume))
         return self.ops.all([reach, cond])
 
 
@@ -228,10 +209,10 @@ class _Ops:
     def as_int(self, c: Term) -> Term:
         return self.ite(c, self.num(1), self.num(0))
 
-    def in_range(self, t: Term, ty: IntType) -> Term:
+    def in_range(self, t: Term, ty: ir.IntType) -> Term:
         return self.all([self.op(Kind.GEQ, t, self.num(ty.min)), self.op(Kind.LEQ, t, self.num(ty.max))])
 
-    def wrap(self, t: Term, ty: IntType) -> Term:
+    def wrap(self, t: Term, ty: ir.IntType) -> Term:
         """The conversion of the integer `t` to `ty`: modulo 2**bits, into the type's range."""
         if ty.is_bool:
             return self.as_int(self.op(Kind.DISTINCT, t, self.num(0)))
@@ -244,7 +225,7 @@ class _Ops:
         negated = self.op(Kind.NEG, self.op(Kind.INTS_DIVISION, self.op(Kind.NEG, a), b))
         return self.ite(self.op(Kind.GEQ, a, self.num(0)), self.op(Kind.INTS_DIVISION, a, b), negated)
 
-    def bits(self, op_kind: Kind, a: Term, b: Term, ty: IntType) -> Term:
+    def bits(self, op_kind: Kind, a: Term, b: Term, ty: ir.IntType) -> Term:
         """A bit-level operation on the two's complement of `a` and `b` in `ty`'s width."""
         to_bv = self.tm.mkOp(Kind.INT_TO_BITVECTOR, ty.bits)
         bv = self.op(op_kind, self.tm.mkTerm(to_bv, a), self.tm.mkTerm(to_bv, b))
@@ -262,55 +243,55 @@ class _Exprs:
         self.ops = ops
         self.env = env
 
-    def truth(self, e: Expr) -> Term:
+    def truth(self, e: ir.Expr) -> Term:
         """`e != 0`."""
         ops = self.ops
-        if isinstance(e, Binary) and e.op in _COMPARE:
+        if isinstance(e, ir.Binary) and e.op in _COMPARE:
             return ops.op(_COMPARE[e.op], self.value(e.left), self.value(e.right))
-        if isinstance(e, Binary) and e.op in ("&&", "||"):
+        if isinstance(e, ir.Binary) and e.op in ("&&", "||"):
             parts = [self.truth(e.left), self.truth(e.right)]
             return ops.all(parts) if e.op == "&&" else ops.any(parts)
-        if isinstance(e, Unary) and e.op == "!":
+        if isinstance(e, ir.Unary) and e.op == "!":
             return self.truth(e.operand).notTerm()
         return ops.op(Kind.DISTINCT, self.value(e), ops.num(0))
 
-    def value(self, e: Expr) -> Term:
+    def value(self, e: ir.Expr) -> Term:
         ops = self.ops
-        if isinstance(e, Const):
+        if isinstance(e, ir.Const):
             return ops.num(e.value)
-        if isinstance(e, Var):
+        if isinstance(e, ir.Var):
             return self.env[e.name]
-        if isinstance(e, Binary) and (e.op in _COMPARE or e.op in ("&&", "||")):
+        if isinstance(e, ir.Binary) and (e.op in _COMPARE or e.op in ("&&", "||")):
             return ops.as_int(self.truth(e))
-        if isinstance(e, Unary):
+        if isinstance(e, ir.Unary):
             return self._unary(e)
-        if isinstance(e, Binary):
+        if isinstance(e, ir.Binary):
             return self._binary(e)
-        if isinstance(e, Cast):
+        if isinstance(e, ir.Cast):
             return self._cast(e)
-        if isinstance(e, Ite):
+        if isinstance(e, ir.Ite):
             return ops.ite(self.truth(e.cond), self.value(e.then), self.value(e.orelse))
-        if isinstance(e, Select):
+        if isinstance(e, ir.Select):
             return ops.op(Kind.SELECT, self.value(e.array), self.value(e.index))
-        assert isinstance(e, Store)
+        assert isinstance(e, ir.Store)
         return ops.op(Kind.STORE, self.value(e.array), self.value(e.index), self.value(e.value))
 
-    def _cast(self, e: Cast) -> Term:
+    def _cast(self, e: ir.Cast) -> Term:
         """A conversion; the identity where every value of the operand's type is one of the target
         (an array element, unconstrained in the solver, is still a value of its type)."""
         src, value = e.operand.type, self.value(e.operand)
-        if isinstance(src, IntType) and e.type.contains(src) and not e.type.is_bool:
+        if isinstance(src, ir.IntType) and e.type.contains(src) and not e.type.is_bool:
             return value
         return self.ops.wrap(value, e.type)
 
-    def _unary(self, e: Unary) -> Term:
+    def _unary(self, e: ir.Unary) -> Term:
         ops, a = self.ops, self.value(e.operand)
         if e.op == "!":
             return ops.as_int(self.truth(e.operand).notTerm())
         r = ops.op(Kind.NEG, a) if e.op == "-" else ops.op(Kind.SUB, ops.op(Kind.NEG, a), ops.num(1))
         return r if e.type.signed else ops.wrap(r, e.type)
 
-    def _binary(self, e: Binary) -> Term:
+    def _binary(self, e: ir.Binary) -> Term:
         ops, ty = self.ops, e.type
         a, b = self.value(e.left), self.value(e.right)
         if e.op in _BITS:
@@ -326,9 +307,9 @@ class _Exprs:
             r = ops.op(Kind.SUB, a, ops.op(Kind.MULT, b, ops.tdiv(a, b)))
         return r if ty.signed else ops.wrap(r, ty)
 
-    def _shift(self, e: Binary, a: Term, b: Term) -> Term:
+    def _shift(self, e: ir.Binary, a: Term, b: Term) -> Term:
         ops, ty = self.ops, e.type
-        if isinstance(e.right, Const) and 0 <= e.right.value < ty.bits:
+        if isinstance(e.right, ir.Const) and 0 <= e.right.value < ty.bits:
             factor = ops.num(1 << e.right.value)
             if e.op == "<<":
                 r = ops.op(Kind.MULT, a, factor)

@@ -19,26 +19,9 @@ from dataclasses import dataclass, field
 
 import z3
 
+from . import ir
 from .cfg import BasicBlock, Branch, Cfg, Jump, Simple, build_cfg
 from .errors import Coord, EngineError
-from .ir import (
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    Havoc,
-    IntType,
-    Ite,
-    Program,
-    Unary,
-    Var,
-    require_integers,
-    walk_stmts,
-)
 from .smt import Translator, const, in_range
 
 ENTRY = "@entry"
@@ -58,14 +41,14 @@ class State:
 
 
 # Called before a statement or branch: its coordinate, the expressions it evaluates, the state there.
-Observer = Callable[[Coord | None, tuple[Expr, ...], "State"], None]
+Observer = Callable[[Coord | None, tuple[ir.Expr, ...], "State"], None]
 
 
 @dataclass(frozen=True, eq=False)
 class HavocSite:
     """A havoc executed on a segment: the fresh constant it introduced, and when it runs."""
 
-    stmt: Havoc
+    stmt: ir.Havoc
     const: z3.ExprRef
     guard: z3.BoolRef
 
@@ -105,10 +88,10 @@ def _node_name(node: str) -> str:
 class Encoding:
     """The cutpoint graph of a program with one formula per edge."""
 
-    program: Program
+    program: ir.Program
     pre: Mapping[str, z3.ExprRef]
     edges: tuple[Edge, ...]
-    asserts: tuple[Assert, ...]
+    asserts: tuple[ir.Assert, ...]
     live: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def edges_from(self, src: str) -> list[Edge]:
@@ -208,11 +191,11 @@ class _Segments:
 
     def _simple(self, s: Simple, state: State) -> State:
         tr = Translator(state.env)
-        if isinstance(s, Assign):
+        if isinstance(s, ir.Assign):
             return State(state.guard, {**state.env, s.target: tr.term(s.value)})
-        if isinstance(s, Havoc):
+        if isinstance(s, ir.Havoc):
             return self._havoc(s, state)
-        if isinstance(s, Assume):
+        if isinstance(s, ir.Assume):
             return State(conj(state.guard, tr.formula(s.cond)), state.env)
         ok = tr.formula(s.cond)
         failing = conj(state.guard, z3.Not(ok))
@@ -220,18 +203,18 @@ class _Segments:
             self.exits.setdefault(_key_error(self.cfg.assert_index(s)), []).append(State(failing, state.env))
         return State(conj(state.guard, ok), state.env)
 
-    def _havoc(self, s: Havoc, state: State) -> State:
+    def _havoc(self, s: ir.Havoc, state: State) -> State:
         ty = self.types[s.target]
         fresh = const(f"{s.target}!{len(self.havocs)}", ty)
         self.havocs.append(HavocSite(s, fresh, state.guard))
-        guard = state.guard if not isinstance(ty, IntType) else conj(state.guard, in_range(fresh, ty))
+        guard = state.guard if not isinstance(ty, ir.IntType) else conj(state.guard, in_range(fresh, ty))
         return State(guard, {**state.env, s.target: fresh})
 
 
-def _operands(s: Simple) -> tuple[Expr, ...]:
-    if isinstance(s, Assign):
+def _operands(s: Simple) -> tuple[ir.Expr, ...]:
+    if isinstance(s, ir.Assign):
         return (s.value,)
-    return () if isinstance(s, Havoc) else (s.cond,)
+    return () if isinstance(s, ir.Havoc) else (s.cond,)
 
 
 def _key_head(loop_id: str) -> str:
@@ -245,17 +228,17 @@ def _key_error(index: int) -> str:
 # ----------------------------------------------------------------------------- encoding
 
 
-def _initial_env(program: Program) -> Env:
+def _initial_env(program: ir.Program) -> Env:
     env: Env = {}
     for v in program.variables:
-        if isinstance(v.type, ArrayType):
+        if isinstance(v.type, ir.ArrayType):
             env[v.name] = z3.K(z3.IntSort(), z3.IntVal(0))
         else:
             env[v.name] = z3.IntVal(0)
     return env
 
 
-def _check_names(program: Program) -> None:
+def _check_names(program: ir.Program) -> None:
     bad = [v.name for v in program.variables if "!" in v.name]
     if bad:
         raise EngineError(f"variable names may not contain '!': {', '.join(bad)}")
@@ -276,10 +259,10 @@ def _edges_of(src: str, exits: Mapping[str, list[State]], havocs: tuple[HavocSit
     return edges
 
 
-def encode(program: Program) -> Encoding:
+def encode(program: ir.Program) -> Encoding:
     """The cutpoint graph of `program` with exact edge formulas and the live variables per loop.
     Raises `UnsupportedByEngine` for a program with floating point (only BMC handles it)."""
-    require_integers(program)
+    ir.require_integers(program)
     _check_names(program)
     cfg = build_cfg(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
@@ -304,12 +287,12 @@ def _all_segments(
             for name, block, state in starts]
 
 
-def explore(program: Program, watch: Watch) -> None:
+def explore(program: ir.Program, watch: Watch) -> None:
     """Execute every segment symbolically; before each statement and branch of a segment from
     cutpoint `start`, call `watch(start, pre)(coord, operands, state)`, where `pre` are the
     constants of the state at a loop head `start`. Raises `UnsupportedByEngine` for a program
     with floating point."""
-    require_integers(program)
+    ir.require_integers(program)
     _check_names(program)
     pre = {v.name: const(v.name, v.type) for v in program.variables}
     for _, segments in _all_segments(build_cfg(program), pre, watch):
@@ -374,48 +357,48 @@ def live_variables(enc: Encoding) -> dict[str, tuple[str, ...]]:
 # ----------------------------------------------------------------------------- type-range facts
 
 
-def range_facts(program: Program) -> tuple[Expr, ...]:
+def range_facts(program: ir.Program) -> tuple[ir.Expr, ...]:
     """`0 <= v && v <= max` for every unsigned variable whose every assigned value is in range.
 
     These hold at every loop head (variables start at 0, havocs are in range), so checkers may
     add them to any invariant; they are still checked like every other conjunct.
     """
-    ranged = {v.name for v in program.variables if isinstance(v.type, IntType) and not v.type.signed}
+    ranged = {v.name for v in program.variables if isinstance(v.type, ir.IntType) and not v.type.signed}
     types = program.var_types
     changed = True
     while changed:
         changed = False
-        for s in walk_stmts(program.body):
-            if isinstance(s, Assign) and s.target in ranged:
+        for s in ir.walk_stmts(program.body):
+            if isinstance(s, ir.Assign) and s.target in ranged:
                 ty = types[s.target]
-                assert isinstance(ty, IntType)
+                assert isinstance(ty, ir.IntType)
                 if not _value_in_range(s.value, ty, ranged):
                     ranged.discard(s.target)
                     changed = True
-    return tuple(_range_expr(Var(v.name, v.type)) for v in program.variables if v.name in ranged)
+    return tuple(_range_expr(ir.Var(v.name, v.type)) for v in program.variables if v.name in ranged)
 
 
-def _range_expr(v: Var) -> Expr:
+def _range_expr(v: ir.Var) -> ir.Expr:
     ty = v.type
-    assert isinstance(ty, IntType)
-    int_ty = IntType("int", 32, True)
-    low = Binary("<=", Const(0, ty), v, int_ty)
-    high = Binary("<=", v, Const(ty.max, ty), int_ty)
-    return Binary("&&", low, high, int_ty)
+    assert isinstance(ty, ir.IntType)
+    int_ty = ir.IntType("int", 32, True)
+    low = ir.Binary("<=", ir.Const(0, ty), v, int_ty)
+    high = ir.Binary("<=", v, ir.Const(ty.max, ty), int_ty)
+    return ir.Binary("&&", low, high, int_ty)
 
 
-def _value_in_range(e: Expr, ty: IntType, ranged: set[str]) -> bool:
+def _value_in_range(e: ir.Expr, ty: ir.IntType, ranged: set[str]) -> bool:
     """True when the value of `e` is surely a value of `ty` (given the `ranged` variables are)."""
-    if isinstance(e, Const):
+    if isinstance(e, ir.Const):
         return ty.min <= e.value <= ty.max
-    if isinstance(e, Var):
-        return e.name in ranged and isinstance(e.type, IntType) and ty.contains(e.type)
-    if isinstance(e, Ite):
+    if isinstance(e, ir.Var):
+        return e.name in ranged and isinstance(e.type, ir.IntType) and ty.contains(e.type)
+    if isinstance(e, ir.Ite):
         return _value_in_range(e.then, ty, ranged) and _value_in_range(e.orelse, ty, ranged)
-    if isinstance(e, Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+    if isinstance(e, ir.Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
         return ty.max >= 1
-    if isinstance(e, Unary) and e.op == "!":
+    if isinstance(e, ir.Unary) and e.op == "!":
         return ty.max >= 1
-    if isinstance(e, (Cast, Binary, Unary)):
+    if isinstance(e, (ir.Cast, ir.Binary, ir.Unary)):
         return not e.type.signed and ty.contains(e.type)  # unsigned results are wrapped
     return False

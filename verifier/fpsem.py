@@ -20,8 +20,10 @@ The interpreter (`interp`) and constant folding (`cexpr`) use these functions; t
 from __future__ import annotations
 
 import math
+import operator
 import re
 import struct
+from collections.abc import Callable
 from fractions import Fraction
 
 from .ir import DOUBLE, FLOAT, FloatType, IntType
@@ -92,19 +94,16 @@ def _divide(a: float, b: float) -> float:
     return -math.inf if negative else math.inf
 
 
+_ARITH: dict[str, Callable[[float, float], float]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": _divide,
+}
+
+
 def arith(op: str, a: float, b: float, ty: FloatType) -> float:
     """`a op b` for op in `+ - * /` on values of `ty`, rounded to `ty`."""
-    if op == "+":
-        r = a + b
-    elif op == "-":
-        r = a - b
-    elif op == "*":
-        r = a * b
-    elif op == "/":
-        r = _divide(a, b)
-    else:
+    if op not in _ARITH:
         raise ValueError(f"not a floating-point operator: {op}")
-    return round_to(r, ty)
+    return round_to(_ARITH[op](a, b), ty)
 
 
 def compare(op: str, a: float, b: float) -> int:

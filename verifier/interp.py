@@ -43,44 +43,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fpsem, semantics
+from . import fpsem, ir, semantics
 from .cfg import BasicBlock, Branch, Jump, Simple, Terminator, build_cfg
 from .definedness import UninitialisedRead, uninitialised_reads
 from .errors import Coord
-from .ir import (
-    DOUBLE,
-    FLOAT_NODES,
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    FloatBinary,
-    FloatCompare,
-    FloatConst,
-    FloatExpr,
-    FloatType,
-    FloatUnary,
-    Havoc,
-    If,
-    IntType,
-    Ite,
-    Program,
-    ScalarType,
-    Select,
-    Stmt,
-    Store,
-    ToFloat,
-    Unary,
-    Var,
-    VarDecl,
-    store_chain,
-)
 
-InputFn = Callable[[VarDecl, Havoc], int]
+InputFn = Callable[[ir.VarDecl, ir.Havoc], int]
 Inputs = Sequence[int] | InputFn
 Env = list[Any]
 Fn = Callable[[Env], Any]
@@ -107,14 +75,14 @@ class Execution:
     """
 
     outcome: str
-    error: Assert | None
+    error: ir.Assert | None
     path: tuple[Coord, ...]
     loop_heads: tuple[LoopHeadState, ...]
     inputs_used: tuple[int, ...]
     overflows: tuple[Coord, ...]
     steps: int
     message: str
-    havocs: tuple[Havoc, ...] = ()
+    havocs: tuple[ir.Havoc, ...] = ()
     uninitialised_reads: tuple[UninitialisedRead, ...] = ()
     final: Mapping[str, int] = field(default_factory=dict)  # integer variables when the run ended
 
@@ -122,7 +90,7 @@ class Execution:
 class _Stop(Exception):
     """Ends a run early at a failed Assert ("error") or Assume ("blocked")."""
 
-    def __init__(self, outcome: str, stmt: Assert | Assume) -> None:
+    def __init__(self, outcome: str, stmt: ir.Assert | ir.Assume) -> None:
         super().__init__(outcome)
         self.outcome = outcome
         self.stmt = stmt
@@ -160,7 +128,7 @@ class _Compiled:
     array_slots: tuple[int, ...]
     float_slots: tuple[int, ...]
     size: int
-    sources: tuple[Stmt | None, ...]  # per instruction: the statement it executes, if any
+    sources: tuple[ir.Stmt | None, ...]  # per instruction: the statement it executes, if any
 
     def initial_env(self, state: _RunState) -> Env:
         env: Env = [0] * self.size
@@ -180,27 +148,27 @@ class _RunState:
         self._inputs = inputs
         self._next = 0
         self.used: list[int] = []
-        self.havocs: list[Havoc] = []
+        self.havocs: list[ir.Havoc] = []
         self.overflows: dict[Coord, None] = {}
         self.heads: list[LoopHeadState] = []
         self.heads_left = max_heads
         self.iterations = [0] * len(compiled.loop_ids)
 
-    def take(self, decl: VarDecl, stmt: Havoc, ty: IntType) -> int:
+    def take(self, decl: ir.VarDecl, stmt: ir.Havoc, ty: ir.IntType) -> int:
         """The next input, converted to `ty` and recorded."""
         value = semantics.wrap(self._raw(decl, stmt), ty)
         self.used.append(value)
         self.havocs.append(stmt)
         return value
 
-    def take_float(self, decl: VarDecl, stmt: Havoc, ty: FloatType) -> float:
+    def take_float(self, decl: ir.VarDecl, stmt: ir.Havoc, ty: ir.FloatType) -> float:
         """The value whose IEEE encoding is the next input (modulo 2**bits); the encoding is recorded."""
         bits = self._raw(decl, stmt) % (1 << ty.bits)
         self.used.append(bits)
         self.havocs.append(stmt)
         return fpsem.from_bits(bits, ty)
 
-    def _raw(self, decl: VarDecl, stmt: Havoc) -> int:
+    def _raw(self, decl: ir.VarDecl, stmt: ir.Havoc) -> int:
         if callable(self._inputs):
             return self._inputs(decl, stmt)
         if self._next < len(self._inputs):
@@ -243,7 +211,7 @@ _COMPARE_CONST: dict[str, Callable[[Fn, int], Pred]] = {
 _RING = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 
 
-def _out_of_range(ty: IntType, coord: Coord) -> Callable[[Env, int], int]:
+def _out_of_range(ty: ir.IntType, coord: Coord) -> Callable[[Env, int], int]:
     """What to do with a result outside `ty`: unsigned wraps, signed is recorded as an overflow."""
     if ty.signed:
 
@@ -256,18 +224,18 @@ def _out_of_range(ty: IntType, coord: Coord) -> Callable[[Env, int], int]:
     return lambda env, v: wrap(v, ty)
 
 
-def _in_type(raw: Fn, ty: IntType, coord: Coord) -> Fn:
+def _in_type(raw: Fn, ty: ir.IntType, coord: Coord) -> Fn:
     lo, hi, fix = ty.min, ty.max, _out_of_range(ty, coord)
     return lambda env: v if lo <= (v := raw(env)) <= hi else fix(env, v)
 
 
-def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Coord) -> Fn:
+def _ring(op: str, left: ir.Expr, right: ir.Expr, a: Fn, b: Fn, ty: ir.IntType, coord: Coord) -> Fn:
     """`+ - *`, fused with the range check and specialised for a constant operand."""
     f, lo, hi, fix = _RING[op], ty.min, ty.max, _out_of_range(ty, coord)
-    if isinstance(right, Const):
+    if isinstance(right, ir.Const):
         k = right.value
         return lambda env: v if lo <= (v := f(a(env), k)) <= hi else fix(env, v)
-    if isinstance(left, Const):
+    if isinstance(left, ir.Const):
         k = left.value
         return lambda env: v if lo <= (v := f(k, b(env))) <= hi else fix(env, v)
     return lambda env: v if lo <= (v := f(a(env), b(env))) <= hi else fix(env, v)
@@ -276,7 +244,7 @@ def _ring(op: str, left: Expr, right: Expr, a: Fn, b: Fn, ty: IntType, coord: Co
 _VALUE, _TRUTH = "value", "truth"
 # How to compile a node: what it needs compiled first (sub-expression, context), and how to build
 # its closure from theirs.
-_Rule = tuple[list[tuple[Expr, str]], Callable[[list[Any]], Any]]
+_Rule = tuple[list[tuple[ir.Expr, str]], Callable[[list[Any]], Any]]
 
 
 class _Exprs:
@@ -292,21 +260,21 @@ class _Exprs:
         self.slots = slots
         self.coord = Coord(file, 0, 0)
 
-    def value(self, e: Expr) -> Fn:
+    def value(self, e: ir.Expr) -> Fn:
         fn: Fn = self._compile(e, _VALUE)
         return fn
 
-    def truth(self, e: Expr) -> Pred:
+    def truth(self, e: ir.Expr) -> Pred:
         fn: Pred = self._compile(e, _TRUTH)
         return fn
 
-    def updates(self, chain: Sequence[Store]) -> _Updates:
+    def updates(self, chain: Sequence[ir.Store]) -> _Updates:
         check = _bounds_check(chain[0].type)
         return check, tuple((self.value(s.index), self.value(s.value)) for s in chain)
 
-    def _compile(self, root: Expr, context: str) -> Any:
+    def _compile(self, root: ir.Expr, context: str) -> Any:
         done: dict[tuple[int, str], Any] = {}
-        stack: list[tuple[Expr, str, _Rule | None]] = [(root, context, None)]
+        stack: list[tuple[ir.Expr, str, _Rule | None]] = [(root, context, None)]
         while stack:
             node, ctx, rule = stack.pop()
             if (id(node), ctx) in done:
@@ -319,51 +287,51 @@ class _Exprs:
                 done[id(node), ctx] = rule[1]([done[id(d), c] for d, c in rule[0]])
         return done[id(root), context]
 
-    def _rule(self, e: Expr, ctx: str) -> _Rule:
+    def _rule(self, e: ir.Expr, ctx: str) -> _Rule:
         if ctx == _TRUTH:
             return self._truth_rule(e)
-        if isinstance(e, FLOAT_NODES):
+        if isinstance(e, ir.FLOAT_NODES):
             return _float_rule(e)
-        if isinstance(e, Const):
+        if isinstance(e, ir.Const):
             k = e.value
             return [], lambda _: lambda env: k
-        if isinstance(e, Var):
+        if isinstance(e, ir.Var):
             return [], lambda _: operator.itemgetter(self.slots[e.name])
-        if isinstance(e, Binary) and e.op not in _COMPARE and e.op not in ("&&", "||"):
+        if isinstance(e, ir.Binary) and e.op not in _COMPARE and e.op not in ("&&", "||"):
             return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: self._arith(e, f[0], f[1])
-        if isinstance(e, Unary) and e.op != "!":
+        if isinstance(e, ir.Unary) and e.op != "!":
             return [(e.operand, _VALUE)], lambda f: self._unary(e, f[0])
-        if isinstance(e, (Binary, Unary)):
+        if isinstance(e, (ir.Binary, ir.Unary)):
             return [(e, _TRUTH)], lambda f: _as_int(f[0])
-        if isinstance(e, Cast):
+        if isinstance(e, ir.Cast):
             return [(e.operand, _VALUE)], lambda f: _cast(e.type, f[0])
-        if isinstance(e, Ite):
+        if isinstance(e, ir.Ite):
             return [(e.cond, _TRUTH), (e.then, _VALUE), (e.orelse, _VALUE)], lambda f: _ite(*f)
-        if isinstance(e, Select):
+        if isinstance(e, ir.Select):
             return [(e.array, _VALUE), (e.index, _VALUE)], lambda f: _select(e, f[0], f[1])
-        if isinstance(e, Store):
+        if isinstance(e, ir.Store):
             return self._store_rule(e)
         raise TypeError(f"not an IR expression: {type(e).__name__}")
 
-    def _truth_rule(self, e: Expr) -> _Rule:
-        if isinstance(e, FloatCompare):  # Python's float comparisons are IEEE's (NaN included)
+    def _truth_rule(self, e: ir.Expr) -> _Rule:
+        if isinstance(e, ir.FloatCompare):  # Python's float comparisons are IEEE's (NaN included)
             return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _COMPARE[e.op](f[0], f[1])
-        if isinstance(e, Binary) and e.op in _COMPARE:
-            if isinstance(e.right, Const):
+        if isinstance(e, ir.Binary) and e.op in _COMPARE:
+            if isinstance(e.right, ir.Const):
                 k, op = e.right.value, e.op
                 return [(e.left, _VALUE)], lambda f: _COMPARE_CONST[op](f[0], k)
             return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _COMPARE[e.op](f[0], f[1])
-        if isinstance(e, Binary) and e.op in ("&&", "||"):
+        if isinstance(e, ir.Binary) and e.op in ("&&", "||"):
             return [(e.left, _TRUTH), (e.right, _TRUTH)], lambda f: _logic(e.op, f[0], f[1])
-        if isinstance(e, Unary) and e.op == "!":
+        if isinstance(e, ir.Unary) and e.op == "!":
             return [(e.operand, _TRUTH)], lambda f: _not(f[0])
-        if isinstance(e, Const):
+        if isinstance(e, ir.Const):
             k = e.value != 0
             return [], lambda _: lambda env: k
         return [(e, _VALUE)], lambda f: _nonzero(f[0])
 
-    def _store_rule(self, e: Store) -> _Rule:
-        base, chain = store_chain(e)
+    def _store_rule(self, e: ir.Store) -> _Rule:
+        base, chain = ir.store_chain(e)
         deps = [(base, _VALUE)] + [(x, _VALUE) for s in chain for x in (s.index, s.value)]
 
         def build(f: list[Fn]) -> Fn:
@@ -372,7 +340,7 @@ class _Exprs:
 
         return deps, build
 
-    def _arith(self, e: Binary, a: Fn, b: Fn) -> Fn:
+    def _arith(self, e: ir.Binary, a: Fn, b: Fn) -> Fn:
         ty, op = e.type, e.op
         if op in _RING and not ty.is_bool:
             return _ring(op, e.left, e.right, a, b, ty, self.coord)
@@ -384,23 +352,23 @@ class _Exprs:
             return _checked_mod(a, b, ty, self.coord)
         return raw
 
-    def _unary(self, e: Unary, a: Fn) -> Fn:
+    def _unary(self, e: ir.Unary, a: Fn) -> Fn:
         ty, op, unary = e.type, e.op, semantics.unary
         if op == "-" and ty.signed:
             return _in_type(lambda env: -a(env), ty, self.coord)
         return lambda env: unary(op, a(env), ty)
 
 
-def _float_rule(e: FloatExpr) -> _Rule:
+def _float_rule(e: ir.FloatExpr) -> _Rule:
     """How to compile a floating-point node (values only: its conditions are `FloatCompare`s)."""
-    if isinstance(e, FloatConst):
+    if isinstance(e, ir.FloatConst):
         k = e.value
         return [], lambda _: lambda env: k
-    if isinstance(e, FloatUnary):
+    if isinstance(e, ir.FloatUnary):
         return [(e.operand, _VALUE)], lambda f: _float_neg(f[0])
-    if isinstance(e, (FloatBinary, FloatCompare)):
+    if isinstance(e, (ir.FloatBinary, ir.FloatCompare)):
         return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: _float_binary(e, f[0], f[1])
-    if isinstance(e, ToFloat):
+    if isinstance(e, ir.ToFloat):
         return [(e.operand, _VALUE)], lambda f: _to_float(e.operand.type, e.type, f[0])
     return [(e.operand, _VALUE)], lambda f: _float_to_int(e.type, f[0])
 
@@ -409,26 +377,26 @@ def _float_neg(a: Fn) -> Fn:
     return lambda env: -a(env)
 
 
-def _float_binary(e: FloatBinary | FloatCompare, a: Fn, b: Fn) -> Fn:
+def _float_binary(e: ir.FloatBinary | ir.FloatCompare, a: Fn, b: Fn) -> Fn:
     op = e.op
-    if isinstance(e, FloatCompare):
+    if isinstance(e, ir.FloatCompare):
         return _as_int(_COMPARE[op](a, b))
-    if e.type == DOUBLE and op in _RING:  # Python's float + - * are IEEE double's (inf, NaN: no exception)
+    if e.type == ir.DOUBLE and op in _RING:  # Python's float + - * are IEEE double's (inf, NaN: no exception)
         f = _RING[op]
         return lambda env: f(a(env), b(env))
     arith, ty = fpsem.arith, e.type
     return lambda env: arith(op, a(env), b(env), ty)
 
 
-def _to_float(source: object, ty: FloatType, a: Fn) -> Fn:
-    if isinstance(source, IntType):
+def _to_float(source: object, ty: ir.FloatType, a: Fn) -> Fn:
+    if isinstance(source, ir.IntType):
         from_int = fpsem.from_int
         return lambda env: from_int(a(env), ty)
     convert = fpsem.convert
     return lambda env: convert(a(env), ty)
 
 
-def _float_to_int(ty: IntType, a: Fn) -> Fn:
+def _float_to_int(ty: ir.IntType, a: Fn) -> Fn:
     to_int = fpsem.to_int
     return lambda env: to_int(a(env), ty)
 
@@ -447,7 +415,7 @@ def _nonzero(v: Fn) -> Pred:
     return lambda env: v(env) != 0
 
 
-def _cast(ty: IntType, a: Fn) -> Fn:
+def _cast(ty: ir.IntType, a: Fn) -> Fn:
     wrap = semantics.wrap
     if ty.is_bool:
         return lambda env: wrap(a(env), ty)
@@ -459,8 +427,8 @@ def _ite(c: Pred, t: Fn, o: Fn) -> Fn:
     return lambda env: t(env) if c(env) else o(env)
 
 
-def _select(e: Select, array: Fn, index: Fn) -> Fn:
-    assert isinstance(e.array.type, ArrayType)
+def _select(e: ir.Select, array: Fn, index: Fn) -> Fn:
+    assert isinstance(e.array.type, ir.ArrayType)
     check = _bounds_check(e.array.type)
 
     def select(env: Env) -> int:
@@ -498,7 +466,7 @@ def _as_int(p: Pred) -> Fn:
     return lambda env: 1 if p(env) else 0
 
 
-def _checked_mod(a: Fn, b: Fn, ty: IntType, coord: Coord) -> Fn:
+def _checked_mod(a: Fn, b: Fn, ty: ir.IntType, coord: Coord) -> Fn:
     lo, arith = ty.min, semantics.arith
 
     def mod(env: Env) -> int:
@@ -510,7 +478,7 @@ def _checked_mod(a: Fn, b: Fn, ty: IntType, coord: Coord) -> Fn:
     return mod
 
 
-def _bounds_check(ty: ArrayType) -> Callable[[int], None]:
+def _bounds_check(ty: ir.ArrayType) -> Callable[[int], None]:
     size = ty.size
 
     def check(i: int) -> None:
@@ -537,7 +505,7 @@ class _Layout:
     loop's is that instruction itself.
     """
 
-    def __init__(self, program: Program, slots: Mapping[str, int]) -> None:
+    def __init__(self, program: ir.Program, slots: Mapping[str, int]) -> None:
         self.cfg = build_cfg(program)
         self.decls = {d.name: d for d in program.variables}
         self.slots = slots
@@ -548,7 +516,7 @@ class _Layout:
         self.head_coords = {b.id: infos.get(b.head) for b in self.cfg.blocks if b.head is not None}
         self.pending: list[tuple[_Pending, int | None]] = []  # the maker; the block it ends, if any
         self.coords: list[Coord | None] = []
-        self.sources: list[Stmt | None] = []  # per instruction: the statement it executes, if any
+        self.sources: list[ir.Stmt | None] = []  # per instruction: the statement it executes, if any
         self.block_pc: dict[int, int] = {}
         self.head_pc: dict[tuple[int, bool], int] = {}
 
@@ -560,7 +528,7 @@ class _Layout:
         return tuple(code), tuple(self.coords), self._start(self.cfg.entry)
 
     def _emit(
-        self, coord: Coord | None, make: _Pending, source: Stmt | None = None, ends: int | None = None
+        self, coord: Coord | None, make: _Pending, source: ir.Stmt | None = None, ends: int | None = None
     ) -> None:
         self.pending.append((make, ends))
         self.coords.append(coord)
@@ -599,7 +567,7 @@ class _Layout:
     def _branch(self, b: int, end: Branch) -> None:
         self.exprs.coord = end.coord or self.nowhere
         cond = self.exprs.truth(end.cond)
-        source = If(end.cond, (), (), end.coord)  # what `uninitialised_reads` knows a condition by
+        source = ir.If(end.cond, (), (), end.coord)  # what `uninitialised_reads` knows a condition by
         then, orelse = end.then, end.orelse
         self._emit(end.coord, lambda _: _branch(cond, self._enter(b, then), self._enter(b, orelse)), source)
 
@@ -626,30 +594,30 @@ class _Layout:
             src, dst = dst, end.target
 
     def _simple(self, s: Simple) -> _Pending:
-        if isinstance(s, Assign):
+        if isinstance(s, ir.Assign):
             return self._assign(s)
-        if isinstance(s, Havoc):
+        if isinstance(s, ir.Havoc):
             return self._havoc(s)
-        if isinstance(s, Assume):
+        if isinstance(s, ir.Assume):
             return _check(self.exprs.truth(s.cond), "blocked", s)
         return _check(self.exprs.truth(s.cond), "error", s)
 
-    def _assign(self, s: Assign) -> _Pending:
+    def _assign(self, s: ir.Assign) -> _Pending:
         slot, decl = self.slots[s.target], self.decls[s.target]
         v = s.value
-        if isinstance(decl.type, (IntType, FloatType)):
+        if isinstance(decl.type, (ir.IntType, ir.FloatType)):
             return _set(slot, self.exprs.value(v))
-        if isinstance(v, Store):
-            base, chain = store_chain(v)
-            if isinstance(base, Var) and base.name == s.target:
+        if isinstance(v, ir.Store):
+            base, chain = ir.store_chain(v)
+            if isinstance(base, ir.Var) and base.name == s.target:
                 return _store_in_place(slot, self.exprs.updates(chain))
         fresh = self.exprs.value(v)
-        copy: Fn = (lambda env: fresh(env).clone()) if isinstance(v, Var) else fresh
+        copy: Fn = (lambda env: fresh(env).clone()) if isinstance(v, ir.Var) else fresh
         return _set(slot, copy)
 
-    def _havoc(self, s: Havoc) -> _Pending:
+    def _havoc(self, s: ir.Havoc) -> _Pending:
         slot, decl = self.slots[s.target], self.decls[s.target]
-        if isinstance(decl.type, ArrayType):
+        if isinstance(decl.type, ir.ArrayType):
             return _havoc_array(slot, decl, s, decl.type.elem)
         return _havoc_scalar(slot, decl, s, decl.type)
 
@@ -670,7 +638,7 @@ def _head(loop: int, entry: bool, target: int) -> Instr:
     return head
 
 
-def _check(cond: Pred, outcome: str, stmt: Assert | Assume) -> _Pending:
+def _check(cond: Pred, outcome: str, stmt: ir.Assert | ir.Assume) -> _Pending:
     def make(nxt: int) -> Instr:
         def check(env: Env) -> int:
             if cond(env):
@@ -710,8 +678,8 @@ def _store_in_place(slot: int, updates: _Updates) -> _Pending:
     return _then_next(lambda env: _apply(env[slot], updates, env))
 
 
-def _havoc_scalar(slot: int, decl: VarDecl, stmt: Havoc, ty: ScalarType) -> _Pending:
-    if isinstance(ty, FloatType):
+def _havoc_scalar(slot: int, decl: ir.VarDecl, stmt: ir.Havoc, ty: ir.ScalarType) -> _Pending:
+    if isinstance(ty, ir.FloatType):
 
         def havoc_float(env: Env) -> None:
             env[slot] = env[0].take_float(decl, stmt, ty)
@@ -724,7 +692,7 @@ def _havoc_scalar(slot: int, decl: VarDecl, stmt: Havoc, ty: ScalarType) -> _Pen
     return _then_next(havoc)
 
 
-def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pending:
+def _havoc_array(slot: int, decl: ir.VarDecl, stmt: ir.Havoc, elem: ir.IntType) -> _Pending:
     def havoc(env: Env) -> None:
         state: _RunState = env[0]
         drawn: dict[int, int] = {}
@@ -742,11 +710,11 @@ def _havoc_array(slot: int, decl: VarDecl, stmt: Havoc, elem: IntType) -> _Pendi
 # ----------------------------------------------------------------------------- running
 
 
-def _compile(program: Program) -> _Compiled:
+def _compile(program: ir.Program) -> _Compiled:
     slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
     layout = _Layout(program, slots)
     code, coords, start = layout.run()
-    ints = [d for d in program.variables if isinstance(d.type, IntType)]
+    ints = [d for d in program.variables if isinstance(d.type, ir.IntType)]
     int_slots = [slots[d.name] for d in ints]
     table = tuple(dict.fromkeys(c for c in coords if c is not None))
     index = {c: k for k, c in enumerate(table)}
@@ -759,8 +727,8 @@ def _compile(program: Program) -> _Compiled:
         loop_ids=tuple(layout.cfg.loops),
         int_names=tuple(d.name for d in ints),
         int_values=_getter(int_slots),
-        array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ArrayType)),
-        float_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, FloatType)),
+        array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.ArrayType)),
+        float_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.FloatType)),
         size=len(program.variables) + 1,
         sources=tuple(layout.sources),
     )
@@ -802,7 +770,7 @@ def _execute(compiled: _Compiled, env: Env, max_steps: int, trace: list[int] | N
 class Runner:
     """A program compiled once for repeated execution (see the module docstring)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: ir.Program) -> None:
         self.program = program
         self._compiled = _compile(program)
 
@@ -824,7 +792,7 @@ class Runner:
         outcome, stmt, detail, pc, steps = _execute(compiled, env, max_steps, trace)
         return Execution(
             outcome=outcome,
-            error=stmt if isinstance(stmt, Assert) else None,
+            error=stmt if isinstance(stmt, ir.Assert) else None,
             path=self._path(trace or ()),
             loop_heads=tuple(state.heads),
             inputs_used=tuple(state.used),
@@ -853,11 +821,11 @@ class Runner:
                 last = c
         return tuple(path)
 
-    def _message(self, outcome: str, stmt: Assert | Assume | None, detail: str, pc: int) -> str:
+    def _message(self, outcome: str, stmt: ir.Assert | ir.Assume | None, detail: str, pc: int) -> str:
         coords = self._compiled.coords
         where = coords[pc] if 0 <= pc < len(coords) else None
         if stmt is not None and outcome == "error":
-            assert isinstance(stmt, Assert)
+            assert isinstance(stmt, ir.Assert)
             site = f" (reached from {stmt.site})" if stmt.site and stmt.site != stmt.coord else ""
             return f"assertion failed at {stmt.coord}{site}"
         if stmt is not None:
@@ -869,13 +837,13 @@ class Runner:
         return "main returned"
 
 
-def compile_program(program: Program) -> Runner:
+def compile_program(program: ir.Program) -> Runner:
     """Compile `program` once; call `.run(inputs)` on the result as often as needed."""
     return Runner(program)
 
 
 def run(
-    program: Program,
+    program: ir.Program,
     inputs: Inputs,
     *,
     max_steps: int = 100_000,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import z3
 
 from .cfg import Branch, Cfg, Jump, Simple, build_cfg
+from .encode import constants
 from .ir import Assign, Havoc, IntType, Program, uses_floats
 from .smt import Translator, const, in_range
 
@@ -191,7 +192,7 @@ class _TargetSolver:
         self.count = 0
         self.failures = 0
         self.exhausted = False
-        used = _constants(target.state)
+        used = {c.get_id() for c in constants(target.state).values()}
         self.relevant = {k for k, x in enumerate(target.inputs) if x.get_id() in used}
         self.extremes = [(k, up) for k in sorted(self.relevant) for up in (False, True)]
 
@@ -240,22 +241,6 @@ class _TargetSolver:
         relevant = self.relevant or set(range(len(values)))
         inputs = self.target.inputs
         self.solver.add(z3.Or([inputs[k] != values[k] for k in sorted(relevant)]))
-
-
-def _constants(terms: Sequence[z3.ExprRef]) -> set[int]:
-    """The ids of the constants (variables) the terms mention."""
-    seen: set[int] = set()
-    out: set[int] = set()
-    stack = list(terms)
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(t.get_id())
-        stack.extend(t.children())
-    return out
 
 
 class SeedSource:

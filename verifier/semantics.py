@@ -6,6 +6,9 @@ mirrors them symbolically, and the tests check both against gcc.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+
 from .ir import IntType
 
 
@@ -51,18 +54,15 @@ def _bitwise(op: str, a: int, b: int, ty: IntType) -> int:
     return a ^ b
 
 
+_ARITH: dict[str, Callable[[int, int], int]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": c_div, "%": c_mod,
+}
+
+
 def arith(op: str, a: int, b: int, ty: IntType) -> int:
     """`a op b` for operands already converted to `ty`; unsigned results wrap, signed are exact."""
-    if op == "+":
-        r = a + b
-    elif op == "-":
-        r = a - b
-    elif op == "*":
-        r = a * b
-    elif op == "/":
-        r = c_div(a, b)
-    elif op == "%":
-        r = c_mod(a, b)
+    if op in _ARITH:
+        r = _ARITH[op](a, b)
     elif op in ("<<", ">>"):
         r = _shift(op, a, b, ty)
     elif op in ("&", "|", "^"):

@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 import uuid as uuidlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -65,47 +65,55 @@ def input_file_name(program: Path, task_file: Path | None = None) -> str:
     return Path(os.path.relpath(program.absolute(), task_file.absolute().parent)).as_posix()
 
 
-def correctness_witness(
-    result: Result,
-    program: Path,
-    *,
-    data_model: str,
-    file_name: str | None = None,
-    configuration: str = "",
-    creation_time: dt.datetime | None = None,
-) -> dict[str, Any]:
+def correctness_witness(result: Result, program: Path, *, data_model: str, file_name: str | None = None,
+                        configuration: str = "", creation_time: dt.datetime | None = None) -> dict[str, Any]:
     """The `invariant_set` entry for a TRUE result (its proven invariants, by loop head)."""
     if result.verdict is not Verdict.TRUE:
         raise WitnessError(f"a correctness witness needs a TRUE result, got {result.verdict.value}")
-    source = _read_source(program)
-    name = file_name or input_file_name(program)
-    location = _Locator(name, source)
-    content = [_invariant_item(location, line, column, expr) for line, column, expr in _loop_invariants(
-        result.invariants, source)]
-    meta = _metadata(name, source, data_model, configuration, creation_time, content)
-    return {"entry_type": "invariant_set", "metadata": meta, "content": content}
+
+    def content(location: _Locator, source: bytes) -> list[dict[str, Any]]:
+        found = _loop_invariants(result.invariants, source)
+        return [_invariant_item(location, line, column, expr) for line, column, expr in found]
+
+    meta = _Meta(program, file_name, data_model, configuration, creation_time)
+    return _entry("invariant_set", meta, content)
 
 
-def violation_witness(
-    result: Result,
-    program: Path,
-    *,
-    data_model: str,
-    file_name: str | None = None,
-    configuration: str = "",
-    creation_time: dt.datetime | None = None,
-) -> dict[str, Any]:
+def violation_witness(result: Result, program: Path, *, data_model: str, file_name: str | None = None,
+                      configuration: str = "", creation_time: dt.datetime | None = None) -> dict[str, Any]:
     """The `violation_sequence` entry for a FALSE result (nondet values, then the target)."""
     cex = result.counterexample
     if result.verdict is not Verdict.FALSE or cex is None:
         raise WitnessError("a violation witness needs a FALSE result with a counterexample")
-    source = _read_source(program)
-    name = file_name or input_file_name(program)
-    location = _Locator(name, source)
-    segments = [_segment(w) for w in _input_waypoints(location, cex.inputs)]
-    segments.append(_segment(_target_waypoint(location, cex)))
-    meta = _metadata(name, source, data_model, configuration, creation_time, segments)
-    return {"entry_type": "violation_sequence", "metadata": meta, "content": segments}
+
+    def content(location: _Locator, source: bytes) -> list[dict[str, Any]]:
+        segments = [_segment(w) for w in _input_waypoints(location, cex.inputs)]
+        return [*segments, _segment(_target_waypoint(location, cex))]
+
+    meta = _Meta(program, file_name, data_model, configuration, creation_time)
+    return _entry("violation_sequence", meta, content)
+
+
+@dataclass(frozen=True)
+class _Meta:
+    """What a witness entry says about its program and producer."""
+
+    program: Path
+    file_name: str | None
+    data_model: str
+    configuration: str
+    creation_time: dt.datetime | None
+
+
+def _entry(
+    kind: str, meta: _Meta, content_of: Callable[[_Locator, bytes], list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """The entry of type `kind`, its content made by `content_of` from the program's source."""
+    source = _read_source(meta.program)
+    name = meta.file_name or input_file_name(meta.program)
+    content = content_of(_Locator(name, source), source)
+    metadata = _metadata(name, source, meta.data_model, meta.configuration, meta.creation_time, content)
+    return {"entry_type": kind, "metadata": metadata, "content": content}
 
 
 def witness_for(result: Result, program: Path, *, data_model: str, **kwargs: Any) -> dict[str, Any] | None:

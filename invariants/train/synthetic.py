@@ -4,6 +4,8 @@ random names, constants and bounds). Each one is written to a file; the caller r
 from __future__ import annotations
 
 import random
+import string
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,350 +88,216 @@ VARIABLES = 5  # distinct names drawn per program: the most any template uses
 Body = tuple[list[str], str]  # (lines of main's body with the loop keyword marked by "@", invariant)
 
 
-def _count_up(rng: random.Random, v: list[str]) -> Body:
-    x, y, n = v[:3]
-    a, c, bound = rng.randint(1, 9), rng.randint(-20, 20), rng.randint(5, 1000)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {x} = 0;",
-        f"int {y} = {c};",
-        f"@while ({x} < {n}) {{",
-        f"    {x} = {x} + 1;",
-        f"    {y} = {y} + {a};",
-        "}",
-        f"__VERIFIER_assert({y} == {a} * {n} + {c});",
-    ]
-    return lines, f"{y} == {a} * {x} + {c} && {x} <= {n}"
+@dataclass(frozen=True)
+class LoopTemplate:
+    """A loop program with placeholders: `roles` are the variables (`$x` in the text), `draws` the
+    constants drawn in order (`name=low..high`), `derive` constants computed from those. The
+    program reads `inputs` (`LOW <= n m <= HIGH`: nondet `n` and `m` in that range; groups
+    separated by `;`), declares the variables of `init` (`x=0 y=$c`), then runs `body`, whose
+    loop keyword is marked "@". With `variants`, a coin flip picks which (lines, invariant)
+    replaces the body's line `$variant`."""
+
+    kind: str
+    roles: str
+    draws: str
+    init: str
+    body: str
+    invariant: str
+    inputs: str = "0 <= $n <= $bound"
+    derive: Callable[[dict[str, int]], dict[str, int]] | None = None
+    variants: tuple[tuple[str, str], ...] = ()
 
 
-def _count_down(rng: random.Random, v: list[str]) -> Body:
-    i, j, n = v[:3]
-    k, bound = rng.randint(1, 7), rng.randint(5, 500)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {i} = {n};",
-        f"int {j} = 0;",
-        f"@while ({i} > 0) {{",
-        f"    {i} = {i} - 1;",
-        f"    {j} = {j} + {k};",
-        "}",
-        f"__VERIFIER_assert({j} == {k} * {n});",
-    ]
-    return lines, f"{j} + {k} * {i} == {k} * {n} && {i} >= 0"
+def _lines(text: str) -> list[str]:
+    return textwrap.dedent(text).strip("\n").splitlines()
 
 
-def _two_counters(rng: random.Random, v: list[str]) -> Body:
-    x, y, k, n = v[:4]
-    a, b, bound = rng.randint(1, 5), rng.randint(1, 5), rng.randint(5, 1000)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"int {k} = 0;",
-        f"@while ({k} < {n}) {{",
-        f"    {x} = {x} + {a};",
-        f"    {y} = {y} + {b};",
-        f"    {k} = {k} + 1;",
-        "}",
-        f"__VERIFIER_assert({b} * {x} == {a} * {y});",
-    ]
-    return lines, f"{x} == {a} * {k} && {y} == {b} * {k} && {k} <= {n}"
+def _inputs(spec: str) -> list[str]:
+    """The nondet inputs of `spec` (see `LoopTemplate`), assumed in range SV-COMP style."""
+    out = []
+    for group in spec.split(";"):
+        low, names, high = (part.strip() for part in group.split("<="))
+        out += [f"int {v} = __VERIFIER_nondet_int();" for v in names.split()]
+        cond = " && ".join(f"{v} >= {low} && {v} <= {high}" for v in names.split())
+        out.append(f"if (!({cond})) return 0;")
+    return out
 
 
-def _triangle(rng: random.Random, v: list[str]) -> Body:
-    x, y, n = v[:3]
-    bound = rng.randint(10, 1000)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"@while ({x} < {n}) {{",
-        f"    {x} = {x} + 1;",
-        f"    {y} = {y} + {x};",
-        "}",
-        f"__VERIFIER_assert(2 * {y} == {n} * ({n} + 1));",
-    ]
-    return lines, f"2 * {y} == {x} * {x} + {x} && {x} <= {n}"
+def instantiate(template: LoopTemplate, rng: random.Random, names: list[str]) -> Body:
+    """`template`'s body and invariant with `names` for its roles and constants drawn from `rng`."""
+    drawn: dict[str, int] = {}
+    for draw in template.draws.split():
+        key, span = draw.split("=")
+        low, high = span.split("..")
+        drawn[key] = rng.randint(int(low), int(high))
+    if template.derive is not None:
+        drawn |= template.derive(drawn)
+    values = {**dict(zip(template.roles.split(), names, strict=False)), **drawn}
+    lines, invariant = _lines(template.body), template.invariant
+    if template.variants:
+        variant, invariant = template.variants[0 if rng.random() < 0.5 else 1]
+        at = lines.index("$variant")
+        lines[at : at + 1] = _lines(variant)
+    declared = [f"int ${name} = {value};" for name, value in (d.split("=") for d in template.init.split())]
+    fill = string.Template
+    text = [fill(line).substitute(values) for line in declared + lines]
+    return _inputs(fill(template.inputs).substitute(values)) + text, fill(invariant).substitute(values)
 
 
-def _squares(rng: random.Random, v: list[str]) -> Body:
-    x, y, n = v[:3]
-    bound = rng.randint(10, 1000)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"@while ({x} < {n}) {{",
-        f"    {y} = {y} + 2 * {x} + 1;",
-        f"    {x} = {x} + 1;",
-        "}",
-        f"__VERIFIER_assert({y} == {n} * {n});",
-    ]
-    return lines, f"{y} == {x} * {x} && {x} <= {n}"
-
-
-def _cubes(rng: random.Random, v: list[str]) -> Body:
-    x, y, z, n = v[:4]
-    bound = rng.randint(10, 200)
-    lines = [
-        f"int {n} = __VERIFIER_nondet_int();",
-        f"if (!({n} >= 0 && {n} <= {bound})) return 0;",
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"int {z} = 1;",
-        f"@while ({x} < {n}) {{",
-        f"    {y} = {y} + {z};",
-        f"    {z} = {z} + 2;",
-        f"    {x} = {x} + 1;",
-        "}",
-        f"__VERIFIER_assert({y} == {n} * {n});",
-    ]
-    return lines, f"{z} == 2 * {x} + 1 && {y} == {x} * {x} && {x} <= {n}"
-
-
-def _assume_n(n: str, low: int, bound: int) -> list[str]:
-    """`n` a nondet input in `[low, bound]`, assumed SV-COMP style."""
-    return [f"int {n} = __VERIFIER_nondet_int();", f"if (!({n} >= {low} && {n} <= {bound})) return 0;"]
-
-
-def _nondet_split(rng: random.Random, v: list[str]) -> Body:
-    x, y, i, n = v[:4]
-    a, bound = rng.randint(1, 5), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"int {i} = 0;",
-        f"@while ({i} < {n}) {{",
-        "    if (__VERIFIER_nondet_int()) {",
-        f"        {x} = {x} + {a};",
-        "    } else {",
-        f"        {y} = {y} + {a};",
-        "    }",
-        f"    {i} = {i} + 1;",
-        "}",
-        f"__VERIFIER_assert({x} + {y} == {a} * {n});",
-    ]
-    return lines, f"{x} + {y} == {a} * {i} && {i} <= {n}"
-
-
-def _ratio_bound(rng: random.Random, v: list[str]) -> Body:
-    x, y, n = v[:3]
-    k, bound = rng.randint(2, 5), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {x} = 0;",
-        f"int {y} = 0;",
-        f"@while ({x} < {n}) {{",
-        f"    {x} = {x} + 1;",
-        "    if (__VERIFIER_nondet_int()) {",
-        f"        {y} = {y} + {k};",
-        "    } else {",
-        f"        {y} = {y} + 1;",
-        "    }",
-        "}",
-        f"__VERIFIER_assert({x} <= {y} && {y} <= {k} * {n});",
-    ]
-    return lines, f"{x} <= {y} && {y} <= {k} * {x} && {x} <= {n}"
-
-
-def _stride(rng: random.Random, v: list[str]) -> Body:
-    i, k, n = v[:3]
-    step, c, bound = rng.randint(2, 9), rng.randint(-50, 50), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {i} = {c};",
-        f"int {k} = 0;",
-        f"@while ({i} < {c} + {step} * {n}) {{",
-        f"    {i} = {i} + {step};",
-        f"    {k} = {k} + 1;",
-        "}",
-        f"__VERIFIER_assert({k} == {n} && {i} == {c} + {step} * {n});",
-    ]
-    return lines, f"{i} == {c} + {step} * {k} && {k} <= {n}"
-
-
-def _count_le(rng: random.Random, v: list[str]) -> Body:
-    i, j, n = v[:3]
-    a, start, bound = rng.randint(1, 9), rng.randint(0, 3), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, start, bound),
-        f"int {i} = {start};",
-        f"int {j} = 0;",
-        f"@while ({i} <= {n}) {{",
-        f"    {j} = {j} + {a};",
-        f"    {i} = {i} + 1;",
-        "}",
-        f"__VERIFIER_assert({j} == {a} * ({n} - {start} + 1));",
-    ]
-    return lines, f"{start} <= {i} && {i} <= {n} + 1 && {j} == {a} * ({i} - {start})"
-
-
-def _bounded_walk(rng: random.Random, v: list[str]) -> Body:
-    i, n = v[:2]
-    step, bound = rng.randint(2, 6), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {i} = 0;",
-        f"@while ({i} < {n}) {{",
-        f"    if (__VERIFIER_nondet_int() && {i} + {step} <= {n}) {{",
-        f"        {i} = {i} + {step};",
-        "    } else {",
-        f"        {i} = {i} + 1;",
-        "    }",
-        "}",
-        f"__VERIFIER_assert({i} == {n});",
-    ]
-    return lines, f"0 <= {i} && {i} <= {n}"
-
-
-def _two_phase(rng: random.Random, v: list[str]) -> Body:
-    """Two loops in sequence, the second marked: the first one's exit condition is all it may use
-    (the re-check gives unmarked loops `true`)."""
-    i, j, s, n = v[:4]
-    a, bound = rng.randint(1, 9), rng.randint(5, 1000)
-    first = [*_assume_n(n, 0, bound), f"int {i} = 0;", f"while ({i} != {n}) {{", f"    {i} = {i} + 1;", "}"]
-    if rng.random() < 0.5:
-        loop = [f"int {j} = {i};", f"int {s} = 0;", f"@while ({j} != 0) {{", f"    {j} = {j} - 1;"]
-        invariant = f"{s} + {a} * {j} == {a} * {n}"
-    else:
-        loop = [f"int {j} = 0;", f"int {s} = 0;", f"@while ({j} != {i}) {{", f"    {j} = {j} + 1;"]
-        invariant = f"{s} == {a} * {j} && {i} == {n}"
-    rest = [f"    {s} = {s} + {a};", "}", f"__VERIFIER_assert({s} == {a} * {n});"]
-    return [*first, *loop, *rest], invariant
-
-
-def _mult_by_add(rng: random.Random, v: list[str]) -> Body:
-    x, z, i, n = v[:4]
-    lim, bound = rng.randint(10, 1000), rng.randint(5, 1000)
-    lines = [
-        f"int {x} = __VERIFIER_nondet_int();",
-        f"if (!({x} >= -{lim} && {x} <= {lim})) return 0;",
-        *_assume_n(n, 0, bound),
-        f"int {z} = 0;",
-        f"int {i} = 0;",
-        f"@while ({i} < {n}) {{",
-        f"    {z} = {z} + {x};",
-        f"    {i} = {i} + 1;",
-        "}",
-        f"__VERIFIER_assert({z} == {x} * {n});",
-    ]
-    return lines, f"{z} == {x} * {i} && {i} <= {n}"
-
-
-def _triple_product(rng: random.Random, v: list[str]) -> Body:
-    a, b, y, i, n = v[:5]
-    lim, bound = rng.randint(5, 40), rng.randint(5, 500)
-    lines = [
-        f"int {a} = __VERIFIER_nondet_int();",
-        f"int {b} = __VERIFIER_nondet_int();",
-        f"if (!({a} >= -{lim} && {a} <= {lim} && {b} >= -{lim} && {b} <= {lim})) return 0;",
-        *_assume_n(n, 0, bound),
-        f"int {y} = 0;",
-        f"int {i} = 0;",
-        f"@while ({i} < {n}) {{",
-        f"    {i} = {i} + 1;",
-        f"    {y} = {y} + {a} * {b};",
-        "}",
-        f"__VERIFIER_assert({y} == {a} * {b} * {n});",
-    ]
-    return lines, f"{y} == {a} * {b} * {i} && {i} <= {n}"
-
-
-def _grid_product(rng: random.Random, v: list[str]) -> Body:
-    x, y, p, k, n = v[:5]
-    x0, y0, bound = rng.randint(0, 9), rng.randint(0, 9), rng.randint(5, 1000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {x} = {x0};",
-        f"int {y} = {y0};",
-        f"int {p} = {x0 * y0};",
-        f"int {k} = 0;",
-        f"@while ({k} < {n}) {{",
-        "    if (__VERIFIER_nondet_int()) {",
-        f"        {p} = {p} + {y};",
-        f"        {x} = {x} + 1;",
-        "    } else {",
-        f"        {p} = {p} + {x};",
-        f"        {y} = {y} + 1;",
-        "    }",
-        f"    {k} = {k} + 1;",
-        "}",
-        f"__VERIFIER_assert({p} == {x} * {y} && {x} + {y} == {n} + {x0 + y0});",
-    ]
-    return lines, f"{p} == {x} * {y} && {x} + {y} == {k} + {x0 + y0} && {k} <= {n}"
-
-
-def _square_sum(rng: random.Random, v: list[str]) -> Body:
-    i, s, n = v[:3]
-    bound = rng.randint(10, 500)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {i} = 0;",
-        f"int {s} = 0;",
-        f"@while ({i} < {n}) {{",
-        f"    {i} = {i} + 1;",
-        f"    {s} = {s} + {i} * {i};",
-        "}",
-        f"__VERIFIER_assert(6 * {s} == {n} * ({n} + 1) * (2 * {n} + 1));",
-    ]
-    return lines, f"6 * {s} == {i} * ({i} + 1) * (2 * {i} + 1) && {i} <= {n}"
-
-
-def _cube_sum(rng: random.Random, v: list[str]) -> Body:
-    i, s, n = v[:3]
-    bound = rng.randint(10, 150)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {i} = 0;",
-        f"int {s} = 0;",
-        f"@while ({i} < {n}) {{",
-        f"    {i} = {i} + 1;",
-        f"    {s} = {s} + {i} * {i} * {i};",
-        "}",
-        f"__VERIFIER_assert(4 * {s} == {n} * {n} * ({n} + 1) * ({n} + 1));",
-    ]
-    return lines, f"4 * {s} == {i} * {i} * ({i} + 1) * ({i} + 1) && {i} <= {n}"
-
-
-def _int_sqrt(rng: random.Random, v: list[str]) -> Body:
-    r, n = v[:2]
-    bound = rng.randint(100, 1000000)
-    lines = [
-        *_assume_n(n, 0, bound),
-        f"int {r} = 0;",
-        f"@while (({r} + 1) * ({r} + 1) <= {n}) {{",
-        f"    {r} = {r} + 1;",
-        "}",
-        f"__VERIFIER_assert({r} * {r} <= {n} && {n} < ({r} + 1) * ({r} + 1));",
-    ]
-    return lines, f"{r} >= 0 && {r} * {r} <= {n}"
-
-
-TEMPLATES: dict[str, tuple[str, Callable[[random.Random, list[str]], Body]]] = {
-    "count_up": ("linear", _count_up),
-    "count_down": ("linear", _count_down),
-    "two_counters": ("linear", _two_counters),
-    "nondet_split": ("linear", _nondet_split),
-    "ratio_bound": ("linear", _ratio_bound),
-    "stride": ("linear", _stride),
-    "count_le": ("linear", _count_le),
-    "bounded_walk": ("linear", _bounded_walk),
-    "two_phase": ("linear", _two_phase),
-    "triangle": ("polynomial", _triangle),
-    "squares": ("polynomial", _squares),
-    "odd_sum": ("polynomial", _cubes),
-    "mult_by_add": ("polynomial", _mult_by_add),
-    "triple_product": ("polynomial", _triple_product),
-    "grid_product": ("polynomial", _grid_product),
-    "square_sum": ("polynomial", _square_sum),
-    "cube_sum": ("polynomial", _cube_sum),
-    "int_sqrt": ("polynomial", _int_sqrt),
+TEMPLATES: dict[str, LoopTemplate] = {
+    "count_up": LoopTemplate("linear", "x y n", "a=1..9 c=-20..20 bound=5..1000", "x=0 y=$c", """
+        @while ($x < $n) {
+            $x = $x + 1;
+            $y = $y + $a;
+        }
+        __VERIFIER_assert($y == $a * $n + $c);
+        """, "$y == $a * $x + $c && $x <= $n"),
+    "count_down": LoopTemplate("linear", "i j n", "k=1..7 bound=5..500", "i=$n j=0", """
+        @while ($i > 0) {
+            $i = $i - 1;
+            $j = $j + $k;
+        }
+        __VERIFIER_assert($j == $k * $n);
+        """, "$j + $k * $i == $k * $n && $i >= 0"),
+    "two_counters": LoopTemplate("linear", "x y k n", "a=1..5 b=1..5 bound=5..1000", "x=0 y=0 k=0", """
+        @while ($k < $n) {
+            $x = $x + $a;
+            $y = $y + $b;
+            $k = $k + 1;
+        }
+        __VERIFIER_assert($b * $x == $a * $y);
+        """, "$x == $a * $k && $y == $b * $k && $k <= $n"),
+    "nondet_split": LoopTemplate("linear", "x y i n", "a=1..5 bound=5..1000", "x=0 y=0 i=0", """
+        @while ($i < $n) {
+            if (__VERIFIER_nondet_int()) {
+                $x = $x + $a;
+            } else {
+                $y = $y + $a;
+            }
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($x + $y == $a * $n);
+        """, "$x + $y == $a * $i && $i <= $n"),
+    "ratio_bound": LoopTemplate("linear", "x y n", "k=2..5 bound=5..1000", "x=0 y=0", """
+        @while ($x < $n) {
+            $x = $x + 1;
+            if (__VERIFIER_nondet_int()) {
+                $y = $y + $k;
+            } else {
+                $y = $y + 1;
+            }
+        }
+        __VERIFIER_assert($x <= $y && $y <= $k * $n);
+        """, "$x <= $y && $y <= $k * $x && $x <= $n"),
+    "stride": LoopTemplate("linear", "i k n", "step=2..9 c=-50..50 bound=5..1000", "i=$c k=0", """
+        @while ($i < $c + $step * $n) {
+            $i = $i + $step;
+            $k = $k + 1;
+        }
+        __VERIFIER_assert($k == $n && $i == $c + $step * $n);
+        """, "$i == $c + $step * $k && $k <= $n"),
+    "count_le": LoopTemplate("linear", "i j n", "a=1..9 start=0..3 bound=5..1000", "i=$start j=0", """
+        @while ($i <= $n) {
+            $j = $j + $a;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($j == $a * ($n - $start + 1));
+        """, "$start <= $i && $i <= $n + 1 && $j == $a * ($i - $start)", inputs="$start <= $n <= $bound"),
+    "bounded_walk": LoopTemplate("linear", "i n", "step=2..6 bound=5..1000", "i=0", """
+        @while ($i < $n) {
+            if (__VERIFIER_nondet_int() && $i + $step <= $n) {
+                $i = $i + $step;
+            } else {
+                $i = $i + 1;
+            }
+        }
+        __VERIFIER_assert($i == $n);
+        """, "0 <= $i && $i <= $n"),
+    # Two loops in sequence, the second marked: the first one's exit condition is all it may use
+    # (the re-check gives unmarked loops `true`).
+    "two_phase": LoopTemplate("linear", "i j s n", "a=1..9 bound=5..1000", "i=0", """
+        while ($i != $n) {
+            $i = $i + 1;
+        }
+        $variant
+            $s = $s + $a;
+        }
+        __VERIFIER_assert($s == $a * $n);
+        """, "", variants=(
+        ("int $j = $i;\nint $s = 0;\n@while ($j != 0) {\n    $j = $j - 1;", "$s + $a * $j == $a * $n"),
+        ("int $j = 0;\nint $s = 0;\n@while ($j != $i) {\n    $j = $j + 1;", "$s == $a * $j && $i == $n"),
+    )),
+    "triangle": LoopTemplate("polynomial", "x y n", "bound=10..1000", "x=0 y=0", """
+        @while ($x < $n) {
+            $x = $x + 1;
+            $y = $y + $x;
+        }
+        __VERIFIER_assert(2 * $y == $n * ($n + 1));
+        """, "2 * $y == $x * $x + $x && $x <= $n"),
+    "squares": LoopTemplate("polynomial", "x y n", "bound=10..1000", "x=0 y=0", """
+        @while ($x < $n) {
+            $y = $y + 2 * $x + 1;
+            $x = $x + 1;
+        }
+        __VERIFIER_assert($y == $n * $n);
+        """, "$y == $x * $x && $x <= $n"),
+    "mult_by_add": LoopTemplate("polynomial", "x z i n", "lim=10..1000 bound=5..1000", "z=0 i=0", """
+        @while ($i < $n) {
+            $z = $z + $x;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($z == $x * $n);
+        """, "$z == $x * $i && $i <= $n", inputs="-$lim <= $x <= $lim; 0 <= $n <= $bound"),
+    "odd_sum": LoopTemplate("polynomial", "x y z n", "bound=10..200", "x=0 y=0 z=1", """
+        @while ($x < $n) {
+            $y = $y + $z;
+            $z = $z + 2;
+            $x = $x + 1;
+        }
+        __VERIFIER_assert($y == $n * $n);
+        """, "$z == 2 * $x + 1 && $y == $x * $x && $x <= $n"),
+    "triple_product": LoopTemplate("polynomial", "a b y i n", "lim=5..40 bound=5..500", "y=0 i=0", """
+        @while ($i < $n) {
+            $i = $i + 1;
+            $y = $y + $a * $b;
+        }
+        __VERIFIER_assert($y == $a * $b * $n);
+        """, "$y == $a * $b * $i && $i <= $n", inputs="-$lim <= $a $b <= $lim; 0 <= $n <= $bound"),
+    "grid_product": LoopTemplate(
+        "polynomial", "x y p k n", "x0=0..9 y0=0..9 bound=5..1000", "x=$x0 y=$y0 p=$p0 k=0", """
+        @while ($k < $n) {
+            if (__VERIFIER_nondet_int()) {
+                $p = $p + $y;
+                $x = $x + 1;
+            } else {
+                $p = $p + $x;
+                $y = $y + 1;
+            }
+            $k = $k + 1;
+        }
+        __VERIFIER_assert($p == $x * $y && $x + $y == $n + $s0);
+        """, "$p == $x * $y && $x + $y == $k + $s0 && $k <= $n",
+        derive=lambda d: {"p0": d["x0"] * d["y0"], "s0": d["x0"] + d["y0"]}),
+    "square_sum": LoopTemplate("polynomial", "i s n", "bound=10..500", "i=0 s=0", """
+        @while ($i < $n) {
+            $i = $i + 1;
+            $s = $s + $i * $i;
+        }
+        __VERIFIER_assert(6 * $s == $n * ($n + 1) * (2 * $n + 1));
+        """, "6 * $s == $i * ($i + 1) * (2 * $i + 1) && $i <= $n"),
+    "cube_sum": LoopTemplate("polynomial", "i s n", "bound=10..150", "i=0 s=0", """
+        @while ($i < $n) {
+            $i = $i + 1;
+            $s = $s + $i * $i * $i;
+        }
+        __VERIFIER_assert(4 * $s == $n * $n * ($n + 1) * ($n + 1));
+        """, "4 * $s == $i * $i * ($i + 1) * ($i + 1) && $i <= $n"),
+    "int_sqrt": LoopTemplate("polynomial", "r n", "bound=100..1000000", "r=0", """
+        @while (($r + 1) * ($r + 1) <= $n) {
+            $r = $r + 1;
+        }
+        __VERIFIER_assert($r * $r <= $n && $n < ($r + 1) * ($r + 1));
+        """, "$r >= 0 && $r * $r <= $n"),
 }
 
 
@@ -462,7 +330,7 @@ def in_loop_assertion(body: list[str], invariant: str) -> Body:
 
 def _make(rng: random.Random, template: str, n: int, in_loop_share: float) -> Synthetic:
     variables = rng.sample(NAMES, VARIABLES)
-    body, invariant = TEMPLATES[template][1](rng, variables)
+    body, invariant = instantiate(TEMPLATES[template], rng, variables)
     in_loop = rng.random() < in_loop_share
     if in_loop:
         body, invariant = in_loop_assertion(body, invariant)

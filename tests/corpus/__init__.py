@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
+from quokka.verifier import ir
 from quokka.verifier.builder import (
     ProgramBuilder,
     add,
@@ -32,30 +34,8 @@ from quokka.verifier.builder import (
     sub,
 )
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.ir import (
-    BOOL,
-    INT,
-    UINT,
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Block,
-    Expr,
-    Goto,
-    If,
-    Loop,
-    Program,
-    Return,
-    Scope,
-    Select,
-    Stmt,
-    Store,
-    Var,
-    int_types,
-)
 
-TYPES = int_types("LP64")
+TYPES = ir.int_types("LP64")
 UCHAR = TYPES["unsigned char"]
 SCHAR = TYPES["signed char"]
 ULONG = TYPES["unsigned long"]
@@ -64,36 +44,36 @@ ULONG = TYPES["unsigned long"]
 @dataclass(frozen=True)
 class Example:
     name: str
-    program: Program
+    program: ir.Program
     expected: str  # "safe" | "unsafe"
     features: frozenset[str]
-    invariants: Mapping[str, Expr] | None = None
+    invariants: Mapping[str, ir.Expr] | None = None
     c_source: str | None = None
     witness: tuple[int, ...] | None = None  # unsafe: inputs that reach the error
 
 
-def _implies(a: Expr, b: Expr) -> Expr:
+def _implies(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     return or_(not_(a), b)
 
 
-def _div(a: Expr, b: Expr) -> Expr:
+def _div(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     return binop("/", a, b)
 
 
-def _mod(a: Expr, b: Expr) -> Expr:
+def _mod(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     return binop("%", a, b)
 
 
-def _with_step(program: Program, loop_id: str, step: Block) -> Program:
+def _with_step(program: ir.Program, loop_id: str, step: ir.Block) -> ir.Program:
     """`program` where loop `loop_id` has `step` (what `continue` jumps to)."""
 
-    def stmt(s: Stmt) -> Stmt:
-        if isinstance(s, Loop):
+    def stmt(s: ir.Stmt) -> ir.Stmt:
+        if isinstance(s, ir.Loop):
             body = tuple(stmt(x) for x in s.body)
             return replace(s, body=body, step=step if s.id == loop_id else s.step)
-        if isinstance(s, If):
+        if isinstance(s, ir.If):
             return replace(s, then=tuple(stmt(x) for x in s.then), orelse=tuple(stmt(x) for x in s.orelse))
-        if isinstance(s, Scope):
+        if isinstance(s, ir.Scope):
             return replace(s, body=tuple(stmt(x) for x in s.body))
         return s
 
@@ -118,18 +98,51 @@ def counter(unsafe: bool) -> Example:
                    witness=(0,) if unsafe else None)
 
 
-def two_var(unsafe: bool) -> Example:
-    b = ProgramBuilder("twovar.c")
-    x, y, n = b.var("x"), b.var("y"), b.var("n")
+class Doubling(NamedTuple):
+    program: ir.Program
+    loop: str
+    x: ir.Var
+    y: ir.Var
+    n: ir.Var
+
+
+def doubling(file: str, names: str = "xyn", upper: int | None = None, bound_first: bool = False,
+             excess: int | None = None) -> Doubling:
+    """`n` nondet, at least 0 (and at most `upper`); `while (x < n) { x++; y += 2; }`, then
+    `assert(y == 2*n)` (`y == 2*n + excess` with `excess`). `names` are those of x, y and n,
+    declared in that order or, with `bound_first`, n first."""
+    b = ProgramBuilder(file)
+    order = [names[2], names[0], names[1]] if bound_first else list(names)
+    declared = {name: b.var(name) for name in order}
+    x, y, n = (declared[name] for name in names)
     b.havoc(n)
-    b.assume(ge(n, num(0)))
+    b.assume(ge(n, num(0)) if upper is None else and_(ge(n, num(0)), le(n, num(upper))))
     with b.loop() as loop:
         b.if_break(ge(x, n))
         b.assign(x, add(x, num(1)))
         b.assign(y, add(y, num(2)))
-    b.check(eq(y, add(mul(num(2), n), num(1 if unsafe else 0))))
+    b.check(eq(y, mul(num(2), n) if excess is None else add(mul(num(2), n), num(excess))))
+    return Doubling(b.build(), loop, x, y, n)
+
+
+def nested_counters(outer: int, inner: int, file: str = "builder.c") -> ir.Program:
+    """`for (i = 0; i < outer; i++) for (j = 0; j < inner; j++);`, the loops named outer and inner."""
+    b = ProgramBuilder(file)
+    i, j = b.var("i"), b.var("j")
+    with b.loop("outer"):
+        b.if_break(ge(i, num(outer)))
+        b.assign(j, num(0))
+        with b.loop("inner"):
+            b.if_break(ge(j, num(inner)))
+            b.assign(j, add(j, num(1)))
+        b.assign(i, add(i, num(1)))
+    return b.build()
+
+
+def two_var(unsafe: bool) -> Example:
+    program, loop, x, y, n = doubling("twovar.c", excess=1 if unsafe else 0)
     inv = {loop: and_(eq(y, mul(num(2), x)), le(x, n))}
-    return Example("two_var_unsafe" if unsafe else "two_var", b.build(), "unsafe" if unsafe else "safe",
+    return Example("two_var_unsafe" if unsafe else "two_var", program, "unsafe" if unsafe else "safe",
                    frozenset({"linear", "two-variable"}), None if unsafe else inv,
                    witness=(0,) if unsafe else None)
 
@@ -262,7 +275,7 @@ def continue_step(unsafe: bool) -> Example:
         b.if_break(ge(i, n))
         b.if_continue(eq(_mod(i, num(2)), num(0)))
         b.assign(c, add(c, num(1)))
-    step: Block = (Assign(i.name, add(i, num(1))),)
+    step: ir.Block = (ir.Assign(i.name, add(i, num(1))),)
     b.check(ne(c, num(2)) if unsafe else le(mul(num(2), c), i))
     program = _with_step(b.build(), loop, step)
     inv = {loop: and_(ge(i, num(0)), and_(le(mul(num(2), c), i), _implies(eq(_mod(i, num(2)), num(1)),
@@ -277,7 +290,7 @@ def early_return_in_loop() -> Example:
     b = ProgramBuilder("return_main.c")
     x = b.var("x")
     with b.loop():
-        b.if_(ge(x, num(5)), (Return(),))
+        b.if_(ge(x, num(5)), (ir.Return(),))
         b.assign(x, add(x, num(1)))
     b.check(num(0))
     return Example("return_from_main", b.build(), "safe", frozenset({"return", "naive-wrong"}), {})
@@ -290,9 +303,9 @@ def inlined_return(unsafe: bool) -> Example:
     with b.loop() as loop:
         b.if_break(ge(x, num(5)))
         with b.block() as body:
-            b.if_(eq(x, num(3)), (Return(),))
+            b.if_(eq(x, num(3)), (ir.Return(),))
             b.assign(y, add(y, num(1)))
-        b.emit(Scope("f", tuple(body)))
+        b.emit(ir.Scope("f", tuple(body)))
         b.assign(x, add(x, num(1)))
     b.check(eq(y, num(5)) if unsafe else eq(y, num(4)))
     inv = {loop: and_(and_(ge(x, num(0)), le(x, num(5))),
@@ -309,7 +322,7 @@ def goto_loop(unsafe: bool) -> Example:
     loop = b.label("again", loop=True)
     assert loop is not None
     b.assign(x, add(x, num(1)))
-    b.emit(If(lt(x, num(5)), (Goto("again"),), ()))
+    b.emit(ir.If(lt(x, num(5)), (ir.Goto("again"),), ()))
     b.check(eq(x, num(4)) if unsafe else eq(x, num(5)))
     inv = {loop: and_(ge(x, num(0)), le(x, num(4)))}
     return Example("goto_loop_unsafe" if unsafe else "goto_loop", b.build(), "unsafe" if unsafe else "safe",
@@ -324,7 +337,7 @@ def goto_out_of_nested(unsafe: bool) -> Example:
         b.assign(j, num(0))
         with b.loop():
             b.if_break(ge(j, num(3)))
-            b.emit(If(and_(eq(i, num(2)), eq(j, num(1))), (Goto("done"),), ()))
+            b.emit(ir.If(and_(eq(i, num(2)), eq(j, num(1))), (ir.Goto("done"),), ()))
             b.assign(j, add(j, num(1)))
         b.assign(i, add(i, num(1)))
     b.label("done")
@@ -357,11 +370,11 @@ def uchar_wrap_loop(unsafe: bool) -> Example:
     c, n = b.var("c", UCHAR), b.var("n")
     b.assign(c, num(250, UCHAR))
     with b.loop() as loop:
-        b.if_break(eq(cast(c, INT), num(0)))
-        b.assign(c, cast(add(cast(c, INT), num(1)), UCHAR))
+        b.if_break(eq(cast(c, ir.INT), num(0)))
+        b.assign(c, cast(add(cast(c, ir.INT), num(1)), UCHAR))
         b.assign(n, add(n, num(1)))
     b.check(eq(n, num(5 if unsafe else 6)))
-    ci = cast(c, INT)
+    ci = cast(c, ir.INT)
     inv = {loop: or_(and_(and_(ge(n, num(0)), le(n, num(5))), eq(ci, add(num(250), n))),
                      and_(eq(n, num(6)), eq(ci, num(0))))}
     return Example("uchar_wrap_loop_unsafe" if unsafe else "uchar_wrap_loop", b.build(),
@@ -372,29 +385,30 @@ def uchar_wrap_loop(unsafe: bool) -> Example:
 def uint_wrap_loop() -> Example:
     """unsigned i = UINT_MAX - 2; for (k = 0; k < 5; k++) i = i + 1u; assert(i == 2)."""
     b = ProgramBuilder("uint_wrap.c")
-    i, k = b.var("i", UINT), b.var("k")
-    b.assign(i, num(UINT.max - 2, UINT))
+    i, k = b.var("i", ir.UINT), b.var("k")
+    b.assign(i, num(ir.UINT.max - 2, ir.UINT))
     with b.loop() as loop:
         b.if_break(ge(k, num(5)))
-        b.assign(i, add(i, num(1, UINT)))
+        b.assign(i, add(i, num(1, ir.UINT)))
         b.assign(k, add(k, num(1)))
-    b.check(eq(i, num(2, UINT)))
-    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(5))), eq(i, add(num(UINT.max - 2, UINT), cast(k, UINT))))}
+    b.check(eq(i, num(2, ir.UINT)))
+    wrapped = add(num(ir.UINT.max - 2, ir.UINT), cast(k, ir.UINT))
+    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(5))), eq(i, wrapped))}
     return Example("uint_wrap_loop", b.build(), "safe", frozenset({"unsigned", "wrap", "naive-wrong"}), inv)
 
 
 def uint_max_plus_one(unsafe: bool) -> Example:
     b = ProgramBuilder("uint_max.c")
-    x, y = b.var("x", UINT), b.var("y", UINT)
+    x, y = b.var("x", ir.UINT), b.var("y", ir.UINT)
     b.havoc(x)
-    b.assign(y, add(x, num(1, UINT)))
+    b.assign(y, add(x, num(1, ir.UINT)))
     if unsafe:
         b.check(gt(y, x))
     else:
-        b.if_(eq(x, num(UINT.max, UINT)), (Assert(eq(y, num(0, UINT))),))
+        b.if_(eq(x, num(ir.UINT.max, ir.UINT)), (ir.Assert(eq(y, num(0, ir.UINT))),))
     return Example("uint_max_plus_one_unsafe" if unsafe else "uint_max_plus_one", b.build(),
                    "unsafe" if unsafe else "safe", frozenset({"unsigned", "wrap", "naive-wrong", "no-loop"}),
-                   None if unsafe else {}, witness=(UINT.max,) if unsafe else None)
+                   None if unsafe else {}, witness=(ir.UINT.max,) if unsafe else None)
 
 
 def ulong_counter() -> Example:
@@ -441,10 +455,11 @@ def trunc_division_loop(unsafe: bool) -> Example:
 
 def bool_normalisation(unsafe: bool) -> Example:
     b = ProgramBuilder("bool.c")
-    x, f = b.var("x"), b.var("f", BOOL)
+    x, f = b.var("x"), b.var("f", ir.BOOL)
     b.havoc(x)
-    b.assign(f, cast(x, BOOL))
-    b.check(eq(cast(f, INT), x) if unsafe else or_(eq(cast(f, INT), num(0)), eq(cast(f, INT), num(1))))
+    b.assign(f, cast(x, ir.BOOL))
+    as_int = cast(f, ir.INT)
+    b.check(eq(as_int, x) if unsafe else or_(eq(as_int, num(0)), eq(as_int, num(1))))
     return Example("bool_cast_unsafe" if unsafe else "bool_cast", b.build(), "unsafe" if unsafe else "safe",
                    frozenset({"bool", "cast", "naive-wrong", "no-loop"}), None if unsafe else {},
                    witness=(5,) if unsafe else None)
@@ -452,14 +467,14 @@ def bool_normalisation(unsafe: bool) -> Example:
 
 def bool_loop() -> Example:
     b = ProgramBuilder("bool_loop.c")
-    f, i, n = b.var("f", BOOL), b.var("i"), b.var("n")
+    f, i, n = b.var("f", ir.BOOL), b.var("i"), b.var("n")
     b.havoc(n)
     with b.loop() as loop:
         b.if_break(ge(i, n))
-        b.assign(f, cast(add(cast(f, INT), num(1)), BOOL))
+        b.assign(f, cast(add(cast(f, ir.INT), num(1)), ir.BOOL))
         b.assign(i, add(i, num(1)))
-    b.check(eq(cast(f, INT), gt(i, num(0))))
-    inv = {loop: and_(ge(i, num(0)), eq(cast(f, INT), gt(i, num(0))))}
+    b.check(eq(cast(f, ir.INT), gt(i, num(0))))
+    inv = {loop: and_(ge(i, num(0)), eq(cast(f, ir.INT), gt(i, num(0))))}
     return Example("bool_loop", b.build(), "safe", frozenset({"bool", "cast"}), inv)
 
 
@@ -469,10 +484,10 @@ def uchar_counter_cast() -> Example:
     u, k = b.var("u", UCHAR), b.var("k")
     with b.loop() as loop:
         b.if_break(ge(k, num(300)))
-        b.assign(u, cast(add(cast(u, INT), num(1)), UCHAR))
+        b.assign(u, cast(add(cast(u, ir.INT), num(1)), UCHAR))
         b.assign(k, add(k, num(1)))
-    b.check(eq(cast(u, INT), num(44)))
-    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(300))), eq(cast(u, INT), _mod(k, num(256))))}
+    b.check(eq(cast(u, ir.INT), num(44)))
+    inv = {loop: and_(and_(ge(k, num(0)), le(k, num(300))), eq(cast(u, ir.INT), _mod(k, num(256))))}
     return Example("uchar_counter_cast", b.build(), "safe", frozenset({"cast", "unsigned", "modulo"}), inv)
 
 
@@ -482,7 +497,7 @@ def schar_cast(unsafe: bool) -> Example:
     b.havoc(x)
     b.assume(and_(ge(x, num(0)), lt(x, num(1000))))
     b.assign(c, cast(x, SCHAR))
-    ci = cast(c, INT)
+    ci = cast(c, ir.INT)
     b.check(eq(ci, x) if unsafe else and_(ge(ci, num(-128)), le(ci, num(127))))
     return Example("schar_cast_unsafe" if unsafe else "schar_cast", b.build(), "unsafe" if unsafe else "safe",
                    frozenset({"cast", "no-loop"}), None if unsafe else {}, witness=(200,) if unsafe else None)
@@ -531,30 +546,30 @@ def bitwise_or_loop() -> Example:
 
 def array_constant_cell() -> Example:
     b = ProgramBuilder("array.c")
-    arr = ArrayType(INT, 10)
+    arr = ir.ArrayType(ir.INT, 10)
     a, i, s, n = b.var("a", arr), b.var("i"), b.var("s"), b.var("n")
     b.havoc(n)
-    b.assign(a, Store(a, num(3), num(5), arr))
+    b.assign(a, ir.Store(a, num(3), num(5), arr))
     with b.loop() as loop:
         b.if_break(ge(i, n))
-        b.assign(s, add(s, Select(a, num(3), INT)))
+        b.assign(s, add(s, ir.Select(a, num(3), ir.INT)))
         b.assign(i, add(i, num(1)))
     b.check(eq(s, mul(num(5), i)))
-    inv = {loop: and_(eq(Select(a, num(3), INT), num(5)), eq(s, mul(num(5), i)))}
+    inv = {loop: and_(eq(ir.Select(a, num(3), ir.INT), num(5)), eq(s, mul(num(5), i)))}
     return Example("array_constant_cell", b.build(), "safe", frozenset({"array"}), inv)
 
 
 def array_fill_unsafe() -> Example:
     b = ProgramBuilder("array_fill.c")
-    arr = ArrayType(INT, 10)
+    arr = ir.ArrayType(ir.INT, 10)
     a, i, n = b.var("a", arr), b.var("i"), b.var("n")
     b.havoc(n)
     b.assume(le(n, num(10)))
     with b.loop():
         b.if_break(ge(i, n))
-        b.assign(a, Store(a, i, i, arr))
+        b.assign(a, ir.Store(a, i, i, arr))
         b.assign(i, add(i, num(1)))
-    b.check(ne(Select(a, num(2), INT), num(2)))
+    b.check(ne(ir.Select(a, num(2), ir.INT), num(2)))
     return Example("array_fill_unsafe", b.build(), "unsafe", frozenset({"array"}), None, witness=(3,))
 
 
@@ -568,7 +583,7 @@ def assume_blocked() -> Example:
     b.havoc(n)
     with b.loop() as loop:
         b.if_break(ge(i, n))
-        b.if_(eq(i, num(5)), (Assume(num(0)),))
+        b.if_(eq(i, num(5)), (ir.Assume(num(0)),))
         b.assign(i, add(i, num(1)))
     b.check(le(i, num(5)))
     return Example("assume_blocked", b.build(), "safe", frozenset({"assume"}),
@@ -679,11 +694,11 @@ C_EXAMPLES: dict[str, tuple[str, str, frozenset[str], tuple[int, ...] | None]] =
 }
 
 
-def _c_invariants(name: str, program: Program) -> Mapping[str, Expr] | None:
+def _c_invariants(name: str, program: ir.Program) -> Mapping[str, ir.Expr] | None:
     if name != "c_unsigned_counter":
         return None
     info = program.loops[0]
-    i, n = (Var(info.ir_name(c) or c, UINT) for c in ("i", "n"))
+    i, n = (ir.Var(info.ir_name(c) or c, ir.UINT) for c in ("i", "n"))
     return {info.id: le(i, n)}
 
 

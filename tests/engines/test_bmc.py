@@ -6,74 +6,34 @@ import itertools
 from dataclasses import replace
 
 import pytest
-from quokka.verifier.builder import (
-    ProgramBuilder,
-    add,
-    and_,
-    cast,
-    eq,
-    ge,
-    gt,
-    le,
-    lt,
-    mul,
-    ne,
-    num,
-    or_,
-    sub,
-)
+from quokka.verifier import ir
+from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, gt, le, lt, mul, ne, num, or_
 from quokka.verifier.cfg import build_cfg
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.errors import Coord
 from quokka.verifier.interp import run
-from quokka.verifier.ir import (
-    BOOL,
-    INT,
-    UINT,
-    ArrayType,
-    Assume,
-    Binary,
-    Break,
-    Continue,
-    Expr,
-    Goto,
-    Havoc,
-    If,
-    IntType,
-    Label,
-    Loop,
-    LoopInfo,
-    Program,
-    Return,
-    Scope,
-    Select,
-    Store,
-    Unary,
-    Var,
-    walk_stmts,
-)
 
-UCHAR = IntType("unsigned char", 8, False)
-SCHAR = IntType("signed char", 8, True)
+UCHAR = ir.IntType("unsigned char", 8, False)
+SCHAR = ir.IntType("signed char", 8, True)
 
 
-def with_loops(program: Program) -> Program:
+def with_loops(program: ir.Program) -> ir.Program:
     """Register the hand-built `Loop`s (the builder only knows its own) as the interpreter needs."""
     known = {info.id for info in program.loops}
     extra = tuple(
-        LoopInfo(s.id, s.coord or Coord(program.file, 0), 0, ())
-        for s in walk_stmts(program.body)
-        if isinstance(s, Loop) and s.id not in known
+        ir.LoopInfo(s.id, s.coord or Coord(program.file, 0), 0, ())
+        for s in ir.walk_stmts(program.body)
+        if isinstance(s, ir.Loop) and s.id not in known
     )
     return replace(program, loops=program.loops + extra)
 
 
-def _bmc(program: Program, seconds: float = 30.0, **kw: object) -> EngineResult:
+def _bmc(program: ir.Program, seconds: float = 30.0, **kw: object) -> EngineResult:
     return bmc.check(program, Budget.of(seconds), **kw)  # type: ignore[arg-type]
 
 
-def unsafe(program: Program, **kw: object) -> EngineResult:
+def unsafe(program: ir.Program, **kw: object) -> EngineResult:
     """BMC finds the bug, and its inputs replay to that very assertion in the interpreter.
 
     Checked with the incremental deepening and with fresh one-shot unrollings (the probing
@@ -93,7 +53,7 @@ def unsafe(program: Program, **kw: object) -> EngineResult:
     return result
 
 
-def complete(program: Program, **kw: object) -> EngineResult:
+def complete(program: ir.Program, **kw: object) -> EngineResult:
     """No error within a complete unwinding: UNKNOWN (never SAFE), flagged complete (both modes)."""
     fresh = _bmc(program, solving="fresh", **kw)
     result = _bmc(program, **kw)
@@ -104,7 +64,7 @@ def complete(program: Program, **kw: object) -> EngineResult:
     return result
 
 
-def counter_program(target: int) -> Program:
+def counter_program(target: int) -> ir.Program:
     """x counts up to a nondet n; the assertion x != target fails after `target` iterations."""
     b = ProgramBuilder("counter.c")
     x, n = b.var("x"), b.var("n")
@@ -136,27 +96,25 @@ def test_bug_not_reachable_within_max_bound_is_unknown_not_complete() -> None:
     assert "k=10" in result.reason
 
 
-def test_concrete_loop_unwinds_completely() -> None:
+def _ten_steps(claimed: int) -> ir.Program:
+    """x counts from 0 to 10 (a concrete loop), then `assert(x == claimed)`."""
     b = ProgramBuilder()
     x = b.var("x")
     b.assign(x, num(0))
     with b.loop():
         b.if_break(ge(x, num(10)))
         b.assign(x, add(x, num(1)))
-    b.check(eq(x, num(10)))
-    result = complete(b.build())
+    b.check(eq(x, num(claimed)))
+    return b.build()
+
+
+def test_concrete_loop_unwinds_completely() -> None:
+    result = complete(_ten_steps(10))
     assert result.stats["bound"] == 11  # ten iterations, and the eleventh head leaves
 
 
 def test_concrete_loop_bug_after_exit() -> None:
-    b = ProgramBuilder()
-    x = b.var("x")
-    b.assign(x, num(0))
-    with b.loop():
-        b.if_break(ge(x, num(10)))
-        b.assign(x, add(x, num(1)))
-    b.check(eq(x, num(11)))
-    result = unsafe(b.build())
+    result = unsafe(_ten_steps(11))
     assert result.inputs == ()
 
 
@@ -193,21 +151,21 @@ def test_infinite_loop_with_bug_inside() -> None:
 
 def test_unsigned_wraparound_bug() -> None:
     b = ProgramBuilder()
-    u, v = b.var("u", UINT), b.var("v", UINT)
+    u, v = b.var("u", ir.UINT), b.var("v", ir.UINT)
     b.havoc(u)
-    b.assign(v, add(u, num(1, UINT)))
+    b.assign(v, add(u, num(1, ir.UINT)))
     b.check(gt(v, u))  # fails only for u == UINT_MAX
-    assert unsafe(b.build()).inputs == (UINT.max,)
+    assert unsafe(b.build()).inputs == (ir.UINT.max,)
 
 
 def test_unsigned_wraparound_non_bug() -> None:
     """A naive unbounded encoding would reach v == 2**32 here."""
     b = ProgramBuilder()
-    u, v = b.var("u", UINT), b.var("v", UINT)
+    u, v = b.var("u", ir.UINT), b.var("v", ir.UINT)
     b.havoc(u)
-    b.assign(v, add(u, num(1, UINT)))
-    b.check(le(v, num(UINT.max, UINT)))
-    b.check(or_(gt(v, num(0, UINT)), eq(u, num(UINT.max, UINT))))
+    b.assign(v, add(u, num(1, ir.UINT)))
+    b.check(le(v, num(ir.UINT.max, ir.UINT)))
+    b.check(or_(gt(v, num(0, ir.UINT)), eq(u, num(ir.UINT.max, ir.UINT))))
     complete(b.build())
 
 
@@ -237,8 +195,8 @@ def test_truncating_division_of_negatives_non_bug() -> None:
     x, q, r = b.var("x"), b.var("q"), b.var("r")
     b.havoc(x)
     b.assume(eq(x, num(-7)))
-    b.assign(q, Binary("/", x, num(2), INT))
-    b.assign(r, Binary("%", x, num(2), INT))
+    b.assign(q, ir.Binary("/", x, num(2), ir.INT))
+    b.assign(r, ir.Binary("%", x, num(2), ir.INT))
     b.check(and_(eq(q, num(-3)), eq(r, num(-1))))
     complete(b.build())
 
@@ -249,8 +207,8 @@ def test_truncating_division_bug() -> None:
     b.havoc(x)
     b.havoc(d)
     b.assume(lt(x, num(0)))
-    b.assign(q, Binary("/", x, d, INT))
-    b.check(eq(add(mul(q, d), Binary("%", x, d, INT)), x))  # holds for C's / and %
+    b.assign(q, ir.Binary("/", x, d, ir.INT))
+    b.check(eq(add(mul(q, d), ir.Binary("%", x, d, ir.INT)), x))  # holds for C's / and %
     b.check(or_(ne(q, num(-3)), ne(d, num(2))))  # -6 / 2 and -7 / 2 (Euclidean: -5 / 2 too)
     result = unsafe(b.build())
     assert result.inputs in ((-6, 2), (-7, 2))
@@ -260,7 +218,7 @@ def test_division_by_zero_path_is_not_reported() -> None:
     b = ProgramBuilder()
     x, y = b.var("x"), b.var("y")
     b.havoc(x)
-    b.assign(y, Binary("/", num(10), x, INT))
+    b.assign(y, ir.Binary("/", num(10), x, ir.INT))
     b.check(ne(x, num(0)))  # only reachable with x == 0 after dividing by it: undefined
     complete(b.build())
 
@@ -269,7 +227,7 @@ def test_lazy_and_guards_the_division() -> None:
     b = ProgramBuilder()
     x = b.var("x")
     b.havoc(x)
-    b.check(or_(eq(x, num(0)), gt(Binary("/", num(100), x, INT), num(-50))))  # fails for x == -1, -2
+    b.check(or_(eq(x, num(0)), gt(ir.Binary("/", num(100), x, ir.INT), num(-50))))  # fails for x == -1, -2
     assert unsafe(b.build()).inputs in ((-1,), (-2,))
 
 
@@ -278,7 +236,7 @@ def test_signed_overflow_paths_are_blocked() -> None:
     x, y = b.var("x"), b.var("y")
     b.havoc(x)
     b.assign(y, add(x, num(1)))
-    b.check(le(y, num(INT.max)))  # only "fails" through an overflow (undefined behaviour)
+    b.check(le(y, num(ir.INT.max)))  # only "fails" through an overflow (undefined behaviour)
     complete(b.build())
     # Without the overflow guard the model overflows; the replay rejects it: still no UNSAFE.
     loose = _bmc(b.build(), no_overflow=False)
@@ -288,31 +246,32 @@ def test_signed_overflow_paths_are_blocked() -> None:
 
 def test_bool_conversion_is_not_wrapping() -> None:
     b = ProgramBuilder()
-    x, flag = b.var("x"), b.var("flag", BOOL)
+    x, flag = b.var("x"), b.var("flag", ir.BOOL)
     b.havoc(x)
-    b.assign(flag, cast(x, BOOL))
-    b.check(eq(flag, Binary("&", x, num(1), INT)))  # fails for even non-zero x
+    b.assign(flag, cast(x, ir.BOOL))
+    b.check(eq(flag, ir.Binary("&", x, num(1), ir.INT)))  # fails for even non-zero x
     result = unsafe(b.build())
     assert result.inputs is not None and result.inputs[0] != 0 and result.inputs[0] % 2 == 0
 
 
 def test_nondet_bool_takes_only_zero_or_one() -> None:
     b = ProgramBuilder()
-    flag = b.var("flag", BOOL)
+    flag = b.var("flag", ir.BOOL)
     b.havoc(flag)
-    b.check(or_(eq(flag, num(0, BOOL)), eq(flag, num(1, BOOL))))
+    b.check(or_(eq(flag, num(0, ir.BOOL)), eq(flag, num(1, ir.BOOL))))
     complete(b.build())
-    b.check(eq(flag, num(0, BOOL)))
+    b.check(eq(flag, num(0, ir.BOOL)))
     assert unsafe(b.build()).inputs == (1,)
 
 
 def test_mask_and_shift() -> None:
     b = ProgramBuilder()
-    x, y = b.var("x", UINT), b.var("y", UINT)
+    x, y = b.var("x", ir.UINT), b.var("y", ir.UINT)
     b.havoc(x)
-    shifted = Binary("<<", x, num(3, UINT), UINT)
-    b.assign(y, add(Binary("&", shifted, num(0xFFFF, UINT), UINT), Binary(">>", x, num(30, UINT), UINT)))
-    b.check(ne(y, num(0x1239, UINT)))
+    shifted = ir.Binary("<<", x, num(3, ir.UINT), ir.UINT)
+    low = ir.Binary("&", shifted, num(0xFFFF, ir.UINT), ir.UINT)
+    b.assign(y, add(low, ir.Binary(">>", x, num(30, ir.UINT), ir.UINT)))
+    b.check(ne(y, num(0x1239, ir.UINT)))
     result = unsafe(b.build())
     assert result.inputs is not None
     xv = result.inputs[0]
@@ -335,7 +294,7 @@ def test_abort_before_the_bug() -> None:
     b = ProgramBuilder()
     x = b.var("x")
     b.havoc(x)
-    b.if_(lt(x, num(0)), (Assume(num(0)),))  # if (x < 0) abort();
+    b.if_(lt(x, num(0)), (ir.Assume(num(0)),))  # if (x < 0) abort();
     b.check(ge(x, num(0)))
     complete(b.build())
 
@@ -348,7 +307,7 @@ def test_abort_inside_loop_cuts_only_that_path() -> None:
     with b.loop():
         b.if_break(ge(i, num(4)))
         b.havoc(y)
-        b.if_(lt(y, num(0)), (Assume(num(0)),))
+        b.if_(lt(y, num(0)), (ir.Assume(num(0)),))
         b.assume(le(y, num(100)))
         b.assign(s, add(s, y))
         b.assign(i, add(i, num(1)))
@@ -363,12 +322,12 @@ def test_break_and_continue() -> None:
     b.assign(i, num(0))
     b.assign(odd, num(0))
     body = (
-        If(ge(i, num(9)), (Break(),), ()),
+        ir.If(ge(i, num(9)), (ir.Break(),), ()),
         b_assign(i, add(i, num(1))),
-        If(eq(Binary("%", i, num(2), INT), num(0)), (Continue(),), ()),
+        ir.If(eq(ir.Binary("%", i, num(2), ir.INT), num(0)), (ir.Continue(),), ()),
         b_assign(odd, add(odd, num(1))),
     )
-    b.emit(Loop("L", body))
+    b.emit(ir.Loop("L", body))
     b.check(ne(odd, num(5)))  # i = 1, 3, 5, 7, 9 are odd
     result = unsafe(b.build())
     assert result.stats["bound"] == 10
@@ -381,11 +340,11 @@ def test_continue_jumps_to_the_step() -> None:
     b.assign(i, num(0))
     b.assign(s, num(0))
     body = (
-        If(ge(i, num(5)), (Break(),), ()),
-        If(eq(i, num(2)), (Continue(),), ()),
+        ir.If(ge(i, num(5)), (ir.Break(),), ()),
+        ir.If(eq(i, num(2)), (ir.Continue(),), ()),
         b_assign(s, add(s, i)),
     )
-    b.emit(Loop("L", body, (b_assign(i, add(i, num(1))),)))
+    b.emit(ir.Loop("L", body, (b_assign(i, add(i, num(1))),)))
     b.check(eq(s, num(8)))
     complete(b.build())
     b.check(ne(s, num(8)))
@@ -396,7 +355,7 @@ def test_early_return_skips_the_bug() -> None:
     b = ProgramBuilder()
     n = b.var("n")
     b.havoc(n)
-    b.if_(gt(n, num(3)), (Return(),))
+    b.if_(gt(n, num(3)), (ir.Return(),))
     b.check(le(n, num(3)))
     complete(b.build())
 
@@ -406,10 +365,10 @@ def test_return_leaves_only_the_innermost_scope() -> None:
     x, n = b.var("x"), b.var("n")
     b.havoc(n)
     f_body = (
-        If(gt(n, num(3)), (b_assign(x, num(1)), Return()), ()),
+        ir.If(gt(n, num(3)), (b_assign(x, num(1)), ir.Return()), ()),
         b_assign(x, num(2)),
     )
-    b.emit(Scope("f", f_body))
+    b.emit(ir.Scope("f", f_body))
     b.check(ne(x, num(1)))  # reached after f returns early
     assert unsafe(b.build()).inputs is not None
 
@@ -420,8 +379,8 @@ def test_return_from_inside_a_loop() -> None:
     i, n = b.var("i"), b.var("n")
     b.havoc(n)
     b.assign(i, num(0))
-    loop = Loop("L", (If(ge(i, n), (Return(),), ()), b_assign(i, add(i, num(1)))))
-    b.emit(Scope("f", (loop, b_assign(i, num(-1)))))
+    loop = ir.Loop("L", (ir.If(ge(i, n), (ir.Return(),), ()), b_assign(i, add(i, num(1)))))
+    b.emit(ir.Scope("f", (loop, b_assign(i, num(-1)))))
     b.check(ne(i, num(6)))
     assert unsafe(b.build()).inputs == (6,)
 
@@ -432,17 +391,17 @@ def test_return_from_a_loop_inside_an_outer_loop() -> None:
     k, i, n, total = b.var("k"), b.var("i"), b.var("n"), b.var("total")
     b.assign(k, num(0))
     b.assign(total, num(0))
-    inner = Loop("I", (If(ge(i, n), (Return(),), ()), b_assign(i, add(i, num(1)))))
+    inner = ir.Loop("I", (ir.If(ge(i, n), (ir.Return(),), ()), b_assign(i, add(i, num(1)))))
     outer_body = (
-        If(ge(k, num(3)), (Break(),), ()),
-        Havoc("n", None, "nondet"),
-        Assume(and_(ge(n, num(0)), le(n, num(20)))),
+        ir.If(ge(k, num(3)), (ir.Break(),), ()),
+        ir.Havoc("n", None, "nondet"),
+        ir.Assume(and_(ge(n, num(0)), le(n, num(20)))),
         b_assign(i, num(0)),
-        Scope("f", (inner,)),
+        ir.Scope("f", (inner,)),
         b_assign(total, add(total, i)),
         b_assign(k, add(k, num(1))),
     )
-    b.emit(Loop("O", outer_body))
+    b.emit(ir.Loop("O", outer_body))
     b.check(ne(total, num(40)))
     result = unsafe(b.build())
     assert result.inputs is not None and len(result.inputs) == 3 and sum(result.inputs) == 40
@@ -455,12 +414,11 @@ def test_nested_loops() -> None:
     b.assume(and_(ge(m, num(0)), le(m, num(10))))
     b.assign(i, num(0))
     b.assign(c, num(0))
-    inner = Loop(
-        "I", (If(ge(j, m), (Break(),), ()), b_assign(j, add(j, num(1))), b_assign(c, add(c, num(1))))
+    inner = ir.Loop(
+        "I", (ir.If(ge(j, m), (ir.Break(),), ()), b_assign(j, add(j, num(1))), b_assign(c, add(c, num(1))))
     )
-    outer = Loop(
-        "O", (If(ge(i, num(3)), (Break(),), ()), b_assign(j, num(0)), inner, b_assign(i, add(i, num(1))))
-    )
+    stop = ir.If(ge(i, num(3)), (ir.Break(),), ())
+    outer = ir.Loop("O", (stop, b_assign(j, num(0)), inner, b_assign(i, add(i, num(1)))))
     b.emit(outer)
     b.check(ne(c, num(12)))  # 3 * m == 12 needs m == 4 inner iterations per outer one
     assert unsafe(b.build()).inputs == (4,)
@@ -483,16 +441,16 @@ def test_havocs_in_branches_replay_in_execution_order() -> None:
     b.assign(i, num(0))
     b.assign(s, num(0))
     body = (
-        If(ge(i, num(3)), (Break(),), ()),
-        Havoc("x", Coord("h.c", 10, 1)),
-        If(
+        ir.If(ge(i, num(3)), (ir.Break(),), ()),
+        ir.Havoc("x", Coord("h.c", 10, 1)),
+        ir.If(
             gt(x, num(0)),
-            (Havoc("y", Coord("h.c", 12, 1)), b_assign(s, add(s, y))),
-            (b_assign(s, sub(s, num(1))),),
+            (ir.Havoc("y", Coord("h.c", 12, 1)), b_assign(s, add(s, y))),
+            (b_assign(s, ir.Binary("-", s, num(1), ir.INT)),),
         ),
         b_assign(i, add(i, num(1))),
     )
-    b.emit(Loop("L", body))
+    b.emit(ir.Loop("L", body))
     b.assume(and_(ge(s, num(-100)), le(s, num(100))))
     b.check(ne(s, num(77)))
     result = unsafe(b.build())
@@ -515,36 +473,36 @@ def test_uninitialised_locals_are_inputs() -> None:
 
 
 def test_array_writes_and_reads() -> None:
-    arr = ArrayType(INT, 5)
+    arr = ir.ArrayType(ir.INT, 5)
     b = ProgramBuilder()
     a, i, k = b.var("a", arr), b.var("i"), b.var("k")
     b.assign(i, num(0))
     with b.loop():
         b.if_break(ge(i, num(5)))
-        b.assign(a, Store(a, i, mul(i, i), arr))
+        b.assign(a, ir.Store(a, i, mul(i, i), arr))
         b.assign(i, add(i, num(1)))
     b.havoc(k)
-    b.check(ne(Select(a, k, INT), num(9)))  # k == 3; out-of-bounds k is undefined, not a bug
+    b.check(ne(ir.Select(a, k, ir.INT), num(9)))  # k == 3; out-of-bounds k is undefined, not a bug
     assert unsafe(b.build()).inputs == (3,)
 
 
 def test_out_of_bounds_read_is_not_a_bug() -> None:
-    arr = ArrayType(INT, 4)
+    arr = ir.ArrayType(ir.INT, 4)
     b = ProgramBuilder()
     a, k = b.var("a", arr), b.var("k")
     b.havoc(k)
-    b.check(eq(Select(a, k, INT), num(0)))  # all elements are 0 (zero-initialised)
+    b.check(eq(ir.Select(a, k, ir.INT), num(0)))  # all elements are 0 (zero-initialised)
     complete(b.build())
 
 
 def test_nondet_array_elements_replay() -> None:
-    arr = ArrayType(INT, 10)
+    arr = ir.ArrayType(ir.INT, 10)
     b = ProgramBuilder()
     a, k = b.var("a", arr), b.var("k")
     b.havoc(a, origin="uninitialised")
     b.havoc(k)
     b.assume(and_(ge(k, num(0)), lt(k, num(10))))
-    b.check(ne(Select(a, k, INT), num(42)))
+    b.check(ne(ir.Select(a, k, ir.INT), num(42)))
     result = unsafe(b.build())
     assert result.inputs is not None and 42 in result.inputs
 
@@ -552,7 +510,7 @@ def test_nondet_array_elements_replay() -> None:
 # ----------------------------------------------------------------------------- goto
 
 
-def goto_counter(limit: Expr | None) -> Program:
+def goto_counter(limit: ir.Expr | None) -> ir.Program:
     """x = 0; n = nondet(); [assume(0 <= n <= limit);]
     top: if (x >= n) goto done; x++; assert(x != 4); goto top; done: ;"""
     b = ProgramBuilder("goto.c")
@@ -561,14 +519,14 @@ def goto_counter(limit: Expr | None) -> Program:
     b.havoc(n)
     if limit is not None:
         b.assume(and_(ge(n, num(0)), le(n, limit)))
-    b.emit(Label("top", Coord("goto.c", 3), "L1"))
-    b.emit(If(ge(x, n), (Goto("done"),), ()))
+    b.emit(ir.Label("top", Coord("goto.c", 3), "L1"))
+    b.emit(ir.If(ge(x, n), (ir.Goto("done"),), ()))
     b.assign(x, add(x, num(1)))
     b.check(ne(x, num(4)))
-    b.emit(Goto("top"))
-    b.emit(Label("done"))
+    b.emit(ir.Goto("top"))
+    b.emit(ir.Label("done"))
     program = b.build()
-    return replace(program, loops=(*program.loops, LoopInfo("L1", Coord("goto.c", 3), 3, ())))
+    return replace(program, loops=(*program.loops, ir.LoopInfo("L1", Coord("goto.c", 3), 3, ())))
 
 
 def test_goto_loop_bug_after_a_few_iterations() -> None:
@@ -583,7 +541,7 @@ def test_goto_loop_without_bug_is_complete() -> None:
     assert complete(goto_counter(num(3))).stats["bound"] == 4
 
 
-def goto_outer_head(check: Expr) -> Program:
+def goto_outer_head(check: ir.Expr) -> ir.Program:
     """k = total = 0; outer: if (k >= 3) goto done; k++; i = 0; n = nondet(); assume(0 <= n <= 5);
     while (1) { if (i >= n) goto outer; i++; total++; }  done: assert(check);
 
@@ -592,22 +550,22 @@ def goto_outer_head(check: Expr) -> Program:
     k, i, n, total = b.var("k"), b.var("i"), b.var("n"), b.var("total")
     b.assign(k, num(0))
     b.assign(total, num(0))
-    b.emit(Label("outer", Coord("outer.c", 3), "O"))
-    b.emit(If(ge(k, num(3)), (Goto("done"),), ()))
+    b.emit(ir.Label("outer", Coord("outer.c", 3), "O"))
+    b.emit(ir.If(ge(k, num(3)), (ir.Goto("done"),), ()))
     b.assign(k, add(k, num(1)))
     b.assign(i, num(0))
     b.havoc(n)
     b.assume(and_(ge(n, num(0)), le(n, num(5))))
-    leave = If(ge(i, n), (Goto("outer"),), ())
-    b.emit(Loop("I", (leave, b_assign(i, add(i, num(1))), b_assign(total, add(total, num(1))))))
-    b.emit(Label("done"))
+    leave = ir.If(ge(i, n), (ir.Goto("outer"),), ())
+    b.emit(ir.Loop("I", (leave, b_assign(i, add(i, num(1))), b_assign(total, add(total, num(1))))))
+    b.emit(ir.Label("done"))
     b.check(check)
     program = b.build()
-    return replace(program, loops=(*program.loops, LoopInfo("O", Coord("outer.c", 3), 3, ())))
+    return replace(program, loops=(*program.loops, ir.LoopInfo("O", Coord("outer.c", 3), 3, ())))
 
 
 def test_goto_from_an_inner_loop_to_the_outer_head() -> None:
-    total = Var("total", INT)
+    total = ir.Var("total", ir.INT)
     result = unsafe(goto_outer_head(ne(total, num(14))))
     assert result.inputs is not None and len(result.inputs) == 3 and sum(result.inputs) == 14
     program = with_loops(goto_outer_head(le(total, num(15))))
@@ -642,8 +600,8 @@ def test_negation_and_unary_minus() -> None:
     b = ProgramBuilder()
     x, y = b.var("x"), b.var("y")
     b.havoc(x)
-    b.assume(gt(x, num(INT.min)))
-    b.assign(y, Unary("-", x, INT))
+    b.assume(gt(x, num(ir.INT.min)))
+    b.assign(y, ir.Unary("-", x, ir.INT))
     b.check(eq(add(x, y), num(0)))
     complete(b.build())
     b.check(ne(y, num(-5)))
@@ -684,7 +642,5 @@ def test_next_bound_schedule() -> None:
 
 
 def b_assign(target: object, value: object) -> object:
-    from quokka.verifier.ir import Assign, Var
-
-    assert isinstance(target, Var)
-    return Assign(target.name, value)  # type: ignore[arg-type]
+    assert isinstance(target, ir.Var)
+    return ir.Assign(target.name, value)  # type: ignore[arg-type]

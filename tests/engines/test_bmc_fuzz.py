@@ -12,39 +12,15 @@ import random
 from dataclasses import replace
 
 import pytest
+from quokka.verifier import ir
 from quokka.verifier.builder import cast, num
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import Coord
 from quokka.verifier.interp import run
-from quokka.verifier.ir import (
-    INT,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Break,
-    Continue,
-    Expr,
-    Goto,
-    Havoc,
-    If,
-    IntType,
-    Ite,
-    Label,
-    Loop,
-    LoopInfo,
-    Program,
-    Return,
-    Scope,
-    Stmt,
-    Unary,
-    Var,
-    VarDecl,
-)
 from quokka.verifier.printer import format_program
 
-UCHAR = IntType("unsigned char", 8, False)
+UCHAR = ir.IntType("unsigned char", 8, False)
 MAX_BOUND = 8
 
 
@@ -54,115 +30,116 @@ class _Gen:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.file = f"fuzz{seed}.c"
-        self.vars = [Var("x", INT), Var("y", INT), Var("z", INT), Var("u", UCHAR)]
-        self.decls = [VarDecl(v.name, v.type, "local", v.name) for v in self.vars]
-        self.loops: list[LoopInfo] = []
+        self.vars = [ir.Var("x", ir.INT), ir.Var("y", ir.INT), ir.Var("z", ir.INT), ir.Var("u", UCHAR)]
+        self.decls = [ir.VarDecl(v.name, v.type, "local", v.name) for v in self.vars]
+        self.loops: list[ir.LoopInfo] = []
         self.line = 0
 
     def coord(self) -> Coord:
         self.line += 1
         return Coord(self.file, self.line, 1)
 
-    def program(self) -> Program:
+    def program(self) -> ir.Program:
         body = self.block(0, in_loop=False)
-        main = Scope("main", body, Coord(self.file, 0, 0))
-        return Program(self.file, "LP64", tuple(self.decls), (main,), tuple(self.loops))
+        main = ir.Scope("main", body, Coord(self.file, 0, 0))
+        return ir.Program(self.file, "LP64", tuple(self.decls), (main,), tuple(self.loops))
 
     # --- expressions (all of type int)
 
-    def leaf(self) -> Expr:
+    def leaf(self) -> ir.Expr:
         r = self.rng.random()
         if r < 0.6:
             v = self.rng.choice(self.vars)
-            return v if v.type == INT else cast(v, INT)
+            return v if v.type == ir.INT else cast(v, ir.INT)
         return num(self.rng.randint(-3, 5))
 
-    def expr(self, depth: int = 0) -> Expr:
+    def expr(self, depth: int = 0) -> ir.Expr:
         if depth >= 2 or self.rng.random() < 0.35:
             return self.leaf()
         kind = self.rng.random()
         a, b = self.expr(depth + 1), self.expr(depth + 1)
         if kind < 0.45:
-            return Binary(self.rng.choice("+-*+-"), a, b, INT)
+            return ir.Binary(self.rng.choice("+-*+-"), a, b, ir.INT)
         if kind < 0.55:
             divisor = b if self.rng.random() < 0.2 else num(self.rng.choice([-3, -2, 2, 3, 5]))
-            return Binary(self.rng.choice("/%"), a, divisor, INT)
+            return ir.Binary(self.rng.choice("/%"), a, divisor, ir.INT)
         if kind < 0.75:
-            return Binary(self.rng.choice(["<", "<=", "==", "!=", ">", ">="]), a, b, INT)
+            return ir.Binary(self.rng.choice(["<", "<=", "==", "!=", ">", ">="]), a, b, ir.INT)
         if kind < 0.85:
-            return Binary(self.rng.choice(["&&", "||"]), a, b, INT)
+            return ir.Binary(self.rng.choice(["&&", "||"]), a, b, ir.INT)
         if kind < 0.92:
-            return Ite(self.cond(), a, b, INT)
-        return self.rng.choice([Unary("-", a, INT), cast(cast(a, UCHAR), INT), Unary("!", a, INT)])
+            return ir.Ite(self.cond(), a, b, ir.INT)
+        negated = ir.Unary("-", a, ir.INT)
+        return self.rng.choice([negated, cast(cast(a, UCHAR), ir.INT), ir.Unary("!", a, ir.INT)])
 
-    def cond(self) -> Expr:
+    def cond(self) -> ir.Expr:
         op = self.rng.choice(["<", "<=", "==", "!=", ">", ">="])
-        return Binary(op, self.leaf(), self.expr(1), INT)
+        return ir.Binary(op, self.leaf(), self.expr(1), ir.INT)
 
-    def weak_cond(self) -> Expr:
+    def weak_cond(self) -> ir.Expr:
         """A condition that most states satisfy: `e != k`."""
-        return Binary("!=", self.expr(1), num(self.rng.randint(-3, 12)), INT)
+        return ir.Binary("!=", self.expr(1), num(self.rng.randint(-3, 12)), ir.INT)
 
     # --- statements
 
-    def block(self, depth: int, in_loop: bool) -> tuple[Stmt, ...]:
+    def block(self, depth: int, in_loop: bool) -> tuple[ir.Stmt, ...]:
         size = self.rng.randint(4, 8) if depth == 0 else self.rng.randint(1, 4)
         return tuple(s for _ in range(size) for s in self.stmt(depth, in_loop))
 
-    def stmt(self, depth: int, in_loop: bool) -> list[Stmt]:
+    def stmt(self, depth: int, in_loop: bool) -> list[ir.Stmt]:
         r = self.rng.random()
         if r < 0.25:
             return [self.assign()]
         if r < 0.40:
             return self.havoc()
         if r < 0.55:
-            return [Assert(self.weak_cond(), self.coord(), None)]
+            return [ir.Assert(self.weak_cond(), self.coord(), None)]
         if r < 0.65 and depth < 3:
             then, orelse = self.block(depth + 1, in_loop), self.block(depth + 1, in_loop)
-            return [If(self.cond(), then, orelse, self.coord())]
+            return [ir.If(self.cond(), then, orelse, self.coord())]
         if r < 0.77 and depth < 2:
             return self.loop(depth)
         if r < 0.82 and depth < 2:
             return [self.scope(depth)]
         if r < 0.85:
-            return [Assume(self.weak_cond(), self.coord())]
+            return [ir.Assume(self.weak_cond(), self.coord())]
         if r < 0.92 and in_loop:
-            jump: Stmt = self.rng.choice([Break(self.coord()), Continue(self.coord())])
-            return [If(self.cond(), (jump,), (), self.coord())]
+            jump: ir.Stmt = self.rng.choice([ir.Break(self.coord()), ir.Continue(self.coord())])
+            return [ir.If(self.cond(), (jump,), (), self.coord())]
         if r < 0.95:
-            return [If(self.cond(), (Return(self.coord()),), (), self.coord())]
+            return [ir.If(self.cond(), (ir.Return(self.coord()),), (), self.coord())]
         return [self.assign()]
 
-    def scope(self, depth: int) -> Scope:
-        return Scope("f", self.block(depth + 1, False), self.coord())
+    def scope(self, depth: int) -> ir.Scope:
+        return ir.Scope("f", self.block(depth + 1, False), self.coord())
 
-    def assign(self) -> Assign:
+    def assign(self) -> ir.Assign:
         target = self.rng.choice(self.vars)
         value = self.expr()
-        return Assign(target.name, value if target.type == INT else cast(value, UCHAR), self.coord())
+        return ir.Assign(target.name, value if target.type == ir.INT else cast(value, UCHAR), self.coord())
 
-    def havoc(self) -> list[Stmt]:
+    def havoc(self) -> list[ir.Stmt]:
         target = self.rng.choice(self.vars)
-        out: list[Stmt] = [Havoc(target.name, self.coord())]
-        if target.type == INT and self.rng.random() < 0.8:
-            low = Binary(">=", target, num(-3), INT)
-            high = Binary("<=", target, num(4), INT)
-            out.append(Assume(Binary("&&", low, high, INT), self.coord()))
+        out: list[ir.Stmt] = [ir.Havoc(target.name, self.coord())]
+        if target.type == ir.INT and self.rng.random() < 0.8:
+            low = ir.Binary(">=", target, num(-3), ir.INT)
+            high = ir.Binary("<=", target, num(4), ir.INT)
+            out.append(ir.Assume(ir.Binary("&&", low, high, ir.INT), self.coord()))
         return out
 
-    def loop(self, depth: int) -> list[Stmt]:
+    def loop(self, depth: int) -> list[ir.Stmt]:
         k = len(self.loops)
-        counter = Var(f"c{k}", INT)
-        self.decls.append(VarDecl(counter.name, INT, "local", counter.name))
+        counter = ir.Var(f"c{k}", ir.INT)
+        self.decls.append(ir.VarDecl(counter.name, ir.INT, "local", counter.name))
         coord = self.coord()
-        self.loops.append(LoopInfo(f"L{k}", coord, coord.line - 1, ()))
+        self.loops.append(ir.LoopInfo(f"L{k}", coord, coord.line - 1, ()))
         limit = self.rng.choice([num(self.rng.randint(0, 5)), self.rng.choice(self.vars[:3])])
         head = (
-            If(Binary(">=", counter, limit, INT), (Break(self.coord()),), (), self.coord()),
-            Assign(counter.name, Binary("+", counter, num(1), INT), self.coord()),
+            ir.If(ir.Binary(">=", counter, limit, ir.INT), (ir.Break(self.coord()),), (), self.coord()),
+            ir.Assign(counter.name, ir.Binary("+", counter, num(1), ir.INT), self.coord()),
         )
         body = head + self.block(depth + 1, in_loop=True)
-        return [Assign(counter.name, num(0), self.coord()), Loop(f"L{k}", body, (), coord)]
+        return [ir.Assign(counter.name, num(0), self.coord()), ir.Loop(f"L{k}", body, (), coord)]
 
 
 class _GotoGen(_Gen):
@@ -174,44 +151,44 @@ class _GotoGen(_Gen):
         super().__init__(seed)
         self.targets: list[tuple[str, str]] = []  # (head, end) labels of the enclosing goto loops
 
-    def stmt(self, depth: int, in_loop: bool) -> list[Stmt]:
+    def stmt(self, depth: int, in_loop: bool) -> list[ir.Stmt]:
         r = self.rng.random()
         if r < 0.1 and self.targets:
             label = self.rng.choice(self.rng.choice(self.targets))
             # without a coordinate the goto's block is skipped: an inner loop's branch jumps
             # straight to the outer loop's head or end
             coord = self.coord() if self.rng.random() < 0.5 else None
-            return [If(self.cond(), (Goto(label, coord),), (), self.coord())]
+            return [ir.If(self.cond(), (ir.Goto(label, coord),), (), self.coord())]
         if r < 0.18 and depth < 2:
             return self.goto_loop(depth, in_loop)
         return super().stmt(depth, in_loop)
 
-    def scope(self, depth: int) -> Scope:
+    def scope(self, depth: int) -> ir.Scope:
         outer, self.targets = self.targets, []  # labels are local to a function
         try:
             return super().scope(depth)
         finally:
             self.targets = outer
 
-    def goto_loop(self, depth: int, in_loop: bool) -> list[Stmt]:
+    def goto_loop(self, depth: int, in_loop: bool) -> list[ir.Stmt]:
         k = len(self.loops)
-        counter = Var(f"c{k}", INT)
-        self.decls.append(VarDecl(counter.name, INT, "local", counter.name))
+        counter = ir.Var(f"c{k}", ir.INT)
+        self.decls.append(ir.VarDecl(counter.name, ir.INT, "local", counter.name))
         coord = self.coord()
-        self.loops.append(LoopInfo(f"G{k}", coord, coord.line, ()))
+        self.loops.append(ir.LoopInfo(f"G{k}", coord, coord.line, ()))
         limit = self.rng.choice([num(self.rng.randint(0, 5)), self.rng.choice(self.vars[:3])])
         head, end = f"head{k}", f"end{k}"
         self.targets.append((head, end))
         body = self.block(depth + 1, in_loop)
         self.targets.pop()
         return [
-            Assign(counter.name, num(0), self.coord()),
-            Label(head, coord, f"G{k}"),
-            If(Binary(">=", counter, limit, INT), (Goto(end, self.coord()),), (), self.coord()),
-            Assign(counter.name, Binary("+", counter, num(1), INT), self.coord()),
+            ir.Assign(counter.name, num(0), self.coord()),
+            ir.Label(head, coord, f"G{k}"),
+            ir.If(ir.Binary(">=", counter, limit, ir.INT), (ir.Goto(end, self.coord()),), (), self.coord()),
+            ir.Assign(counter.name, ir.Binary("+", counter, num(1), ir.INT), self.coord()),
             *body,
-            Goto(head, self.coord()),
-            Label(end, self.coord()),
+            ir.Goto(head, self.coord()),
+            ir.Label(end, self.coord()),
         ]
 
 

@@ -4,12 +4,12 @@ proves an unsafe program."""
 from __future__ import annotations
 
 import pytest
-from corpus import SAFE, UNSAFE, Example, twin
+from corpus import SAFE, UNSAFE, Example, doubling, twin
 from mutants import conjuncts, guesses, mutant_maps
 from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, lt, mul, num, or_
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
-from quokka.verifier.ir import Expr, Program, Var
+from quokka.verifier.ir import Expr, Var
 from state_sets import bounded_counter, points, reachable
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants]
@@ -48,21 +48,8 @@ def test_houdini_never_proves_an_unsafe_example(example: Example) -> None:
     assert result.result.status is not Status.SAFE
 
 
-def _two_var() -> tuple[Program, str, Var, Var, Var]:
-    b = ProgramBuilder("t.c")
-    x, y, n = b.var("x"), b.var("y"), b.var("n")
-    b.havoc(n)
-    b.assume(ge(n, num(0)))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-        b.assign(y, add(y, num(2)))
-    b.check(eq(y, mul(num(2), n)))
-    return b.build(), loop, x, y, n
-
-
 def test_dropped_candidates_carry_the_failed_obligation() -> None:
-    program, loop, x, y, n = _two_var()
+    program, loop, x, y, n = doubling("t.c")
     wrong_init, wrong_step = eq(x, num(1)), le(y, num(5))
     result = houdini(program, {loop: [le(x, n), eq(y, mul(num(2), x)), wrong_init, wrong_step]},
                      Budget.of(30))
@@ -77,7 +64,7 @@ def test_dropped_candidates_carry_the_failed_obligation() -> None:
 
 
 def test_safety_failure_is_unknown_with_reason() -> None:
-    program, loop, x, _, n = _two_var()
+    program, loop, x, _, n = doubling("t.c")
     result = houdini(program, {loop: [le(x, n)]}, Budget.of(30))
     assert result.complete and result.result.status is Status.UNKNOWN
     assert "do not imply safety" in result.result.reason
@@ -85,14 +72,14 @@ def test_safety_failure_is_unknown_with_reason() -> None:
 
 
 def test_malformed_candidates_are_dropped() -> None:
-    program, loop, x, _, n = _two_var()
+    program, loop, x, _, n = doubling("t.c")
     bad = le(Var("ghost", x.type), n)
     result = houdini(program, {loop: [bad, le(x, n)]}, Budget.of(30))
     assert [d.obligation for d in result.dropped if d.expr == bad] == ["malformed"]
 
 
 def test_exhausted_budget_is_incomplete_and_unknown() -> None:
-    program, loop, x, y, n = _two_var()
+    program, loop, x, y, n = doubling("t.c")
     result = houdini(program, {loop: [le(x, n), eq(y, mul(num(2), x))]}, Budget(0.0))
     assert not result.complete and result.result.status is Status.UNKNOWN
 
@@ -100,7 +87,7 @@ def test_exhausted_budget_is_incomplete_and_unknown() -> None:
 def test_degree_counts_multiplied_variables() -> None:
     from quokka.verifier.engines.houdini import degree
 
-    _, _, x, y, n = _two_var()
+    _, _, x, y, n = doubling("t.c")
     assert degree(num(3)) == 0
     assert degree(le(x, n)) == 1
     assert degree(eq(mul(x, mul(y, n)), add(x, mul(num(2), y)))) == 3
@@ -111,7 +98,7 @@ def test_an_undecidable_candidate_is_dropped_alone(monkeypatch: pytest.MonkeyPat
     import z3
     from quokka.verifier.engines import houdini as h
 
-    program, loop, x, y, n = _two_var()
+    program, loop, x, y, n = doubling("t.c")
     hard = eq(mul(x, mul(x, y)), mul(y, mul(y, x)))
     original = h._EdgeSolver.check
 

@@ -3,27 +3,19 @@ equalities, and the full certificate whenever no smaller proof is established (i
 
 from __future__ import annotations
 
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num
+from corpus import Doubling, doubling
+from quokka.verifier.builder import ge, le, mul, num
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.inductive import prove_with
-from quokka.verifier.ir import Binary, Expr, Program, Var, conjuncts
+from quokka.verifier.ir import Binary, Expr, conjuncts
 from quokka.verifier.minimize import minimal_certificate
 from quokka.verifier.printer import format_expr
 from quokka.verifier.simplify import readable_conjuncts
 
 
-def _program() -> tuple[Program, str, Var, Var, Var]:
+def _program() -> Doubling:
     """n in [0, 50]; while (x < n) { x++; y += 2; } assert(y == 2 * n)."""
-    b = ProgramBuilder("min.c")
-    n, x, y = b.var("n"), b.var("x"), b.var("y")
-    b.havoc(n)
-    b.assume(and_(ge(n, num(0)), le(n, num(50))))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-        b.assign(y, add(y, num(2)))
-    b.check(eq(y, mul(num(2), n)))
-    return b.build(), loop, n, x, y
+    return doubling("min.c", upper=50, bound_first=True)
 
 
 def _all(*parts: Expr) -> Expr:
@@ -34,7 +26,7 @@ def _all(*parts: Expr) -> Expr:
 
 
 def test_only_the_conjuncts_that_carry_the_proof_remain_and_bounds_become_equalities() -> None:
-    program, loop, n, x, y = _program()
+    program, loop, x, y, n = _program()
     full = _all(ge(x, num(0)), le(y, mul(num(2), x)), ge(n, num(0)), le(x, n), ge(y, num(0)),
                 ge(y, mul(num(2), x)), le(n, num(50)))
     assert prove_with(program, {loop: full}, Budget.of(30)).status is Status.SAFE
@@ -47,6 +39,6 @@ def test_only_the_conjuncts_that_carry_the_proof_remain_and_bounds_become_equali
 
 
 def test_without_time_the_full_certificate_is_kept() -> None:
-    program, loop, n, x, y = _program()
+    program, loop, x, y, n = _program()
     full = _all(le(x, n), ge(y, mul(num(2), x)), le(y, mul(num(2), x)))
     assert minimal_certificate(program, {loop: full}, Budget.of(0)) == {loop: full}

@@ -4,31 +4,18 @@ certificate is checked on the original program."""
 from __future__ import annotations
 
 import pytest
-from corpus import BY_NAME, UNSAFE, Example, twin
+from corpus import BY_NAME, UNSAFE, Example, doubling, twin
 from mutants import mutant_maps
 from quokka.verifier import transform
-from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, mul, num
+from quokka.verifier.builder import eq, le, mul, num
 from quokka.verifier.engines import inductive, twoquery
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.interp import run
-from quokka.verifier.ir import Assert, Assume, Program, Var, walk_stmts
-
-
-def _two_var() -> tuple[Program, str, Var, Var, Var]:
-    b = ProgramBuilder("t.c")
-    x, y, n = b.var("x"), b.var("y"), b.var("n")
-    b.havoc(n)
-    b.assume(ge(n, num(0)))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-        b.assign(y, add(y, num(2)))
-    b.check(eq(y, mul(num(2), n)))
-    return b.build(), loop, x, y, n
+from quokka.verifier.ir import Assert, Assume, walk_stmts
 
 
 def test_program_rewrites() -> None:
-    program, loop, x, _, n = _two_var()
+    program, loop, x, _, n = doubling("t.c")
     cand = le(x, n)
     assumed = transform.assume_program(program, {loop: cand})
     asserted = transform.assert_program(program, {loop: cand})
@@ -38,14 +25,14 @@ def test_program_rewrites() -> None:
 
 
 def test_a_partial_candidate_is_completed_by_spacer() -> None:
-    program, loop, x, y, _ = _two_var()
+    program, loop, x, y, _ = doubling("t.c")
     result = twoquery.check(program, loop, eq(y, mul(num(2), x)), Budget.of(60))
     assert result.status is Status.SAFE, result.reason
     assert inductive.prove_with(program, result.invariants, Budget.of(30)).status is Status.SAFE
 
 
 def test_a_false_candidate_is_rejected() -> None:
-    program, loop, x, y, _ = _two_var()
+    program, loop, x, y, _ = doubling("t.c")
     result = twoquery.check(program, loop, eq(y, x), Budget.of(60))
     assert result.status is Status.UNKNOWN
     assert "not an invariant" in result.reason
@@ -59,7 +46,7 @@ def test_several_loops_at_once() -> None:
 
 
 def test_unknown_loop_is_unknown() -> None:
-    program, _, x, _, n = _two_var()
+    program, _, x, _, n = doubling("t.c")
     assert twoquery.check(program, "nope", le(x, n), Budget.of(10)).status is Status.UNKNOWN
 
 

@@ -16,37 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quokka.verifier import semantics
+from quokka.verifier import ir, semantics
 from quokka.verifier.cfg import Branch, Halt, Jump, build_cfg
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.ir import (
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Block,
-    Break,
-    Cast,
-    Const,
-    Continue,
-    Expr,
-    Goto,
-    Havoc,
-    If,
-    IntType,
-    Ite,
-    Label,
-    Loop,
-    Program,
-    Return,
-    Scope,
-    Select,
-    Store,
-    Unary,
-    Var,
-    walk_stmts,
-)
 
 GCC = shutil.which("gcc")
 
@@ -76,17 +48,17 @@ class Outcome:
 
 
 class Interp:
-    def __init__(self, program: Program, inputs: Sequence[int], max_steps: int = 200_000) -> None:
+    def __init__(self, program: ir.Program, inputs: Sequence[int], max_steps: int = 200_000) -> None:
         self.types = program.var_types
         self.env: dict[str, object] = {
-            v.name: ({} if isinstance(v.type, ArrayType) else 0) for v in program.variables
+            v.name: ({} if isinstance(v.type, ir.ArrayType) else 0) for v in program.variables
         }
         self.inputs = list(inputs)
         self.steps = max_steps
         self.program = program
 
     def run(self) -> Outcome:
-        if any(isinstance(s, Goto) for s in walk_stmts(self.program.body)):
+        if any(isinstance(s, ir.Goto) for s in ir.walk_stmts(self.program.body)):
             return self.run_cfg()
         try:
             self.block(self.program.body)
@@ -105,7 +77,7 @@ class Interp:
                 block = cfg.blocks[b]
                 for s in block.stmts:
                     self.stmt(s)
-                self.stmt(Label("step"))  # counts a step for every block
+                self.stmt(ir.Label("step"))  # counts a step for every block
                 end = block.end
                 if isinstance(end, Branch):
                     b = end.then if self.eval(end.cond) else end.orelse
@@ -118,7 +90,7 @@ class Interp:
             return Outcome(stop.outcome, self.env)
         return Outcome("exit", self.env)
 
-    def block(self, block: Block) -> None:
+    def block(self, block: ir.Block) -> None:
         for s in block:
             self.stmt(s)
 
@@ -126,40 +98,40 @@ class Interp:
         self.steps -= 1
         if self.steps < 0:
             raise _Stop("limit")
-        if isinstance(s, Assign):
+        if isinstance(s, ir.Assign):
             self.env[s.target] = self.eval(s.value)
-        elif isinstance(s, Havoc):
+        elif isinstance(s, ir.Havoc):
             ty = self.types[s.target]
-            if isinstance(ty, ArrayType):
+            if isinstance(ty, ir.ArrayType):
                 self.env[s.target] = {}
             else:
-                assert isinstance(ty, IntType)
+                assert isinstance(ty, ir.IntType)
                 self.env[s.target] = semantics.wrap(self.inputs.pop(0) if self.inputs else 0, ty)
-        elif isinstance(s, Assume):
+        elif isinstance(s, ir.Assume):
             if not self.eval(s.cond):
                 raise _Stop("blocked")
-        elif isinstance(s, Assert):
+        elif isinstance(s, ir.Assert):
             if not self.eval(s.cond):
                 raise _Stop("error")
-        elif isinstance(s, If):
+        elif isinstance(s, ir.If):
             self.block(s.then if self.eval(s.cond) else s.orelse)
-        elif isinstance(s, Loop):
+        elif isinstance(s, ir.Loop):
             self.loop(s)
-        elif isinstance(s, Scope):
+        elif isinstance(s, ir.Scope):
             with contextlib.suppress(_Return):
                 self.block(s.body)
-        elif isinstance(s, Break):
+        elif isinstance(s, ir.Break):
             raise _Break
-        elif isinstance(s, Continue):
+        elif isinstance(s, ir.Continue):
             raise _Continue
-        elif isinstance(s, Return):
+        elif isinstance(s, ir.Return):
             raise _Return
-        elif isinstance(s, Label):
+        elif isinstance(s, ir.Label):
             pass
         else:
             raise AssertionError(f"unknown statement {s!r}")
 
-    def loop(self, s: Loop) -> None:
+    def loop(self, s: ir.Loop) -> None:
         while True:
             try:
                 with contextlib.suppress(_Continue):
@@ -168,31 +140,31 @@ class Interp:
             except _Break:
                 return
 
-    def eval(self, e: Expr) -> object:
-        if isinstance(e, Const):
+    def eval(self, e: ir.Expr) -> object:
+        if isinstance(e, ir.Const):
             assert e.type.min <= e.value <= e.type.max, e
             return e.value
-        if isinstance(e, Var):
+        if isinstance(e, ir.Var):
             return self.env[e.name]
-        if isinstance(e, Cast):
+        if isinstance(e, ir.Cast):
             return semantics.wrap(self.eval(e.operand), e.type)  # type: ignore[arg-type]
-        if isinstance(e, Unary):
+        if isinstance(e, ir.Unary):
             return semantics.unary(e.op, self.eval(e.operand), e.type)  # type: ignore[arg-type]
-        if isinstance(e, Binary):
+        if isinstance(e, ir.Binary):
             return self.binary(e)
-        if isinstance(e, Ite):
+        if isinstance(e, ir.Ite):
             return self.eval(e.then) if self.eval(e.cond) else self.eval(e.orelse)
-        if isinstance(e, Select):
+        if isinstance(e, ir.Select):
             arr = self.eval(e.array)
             assert isinstance(arr, dict)
             return arr.get(self.eval(e.index), 0)
-        if isinstance(e, Store):
+        if isinstance(e, ir.Store):
             arr = dict(self.eval(e.array))  # type: ignore[call-overload]
             arr[self.eval(e.index)] = self.eval(e.value)
             return arr
         raise AssertionError(f"unknown expression {e!r}")
 
-    def binary(self, e: Binary) -> int:
+    def binary(self, e: ir.Binary) -> int:
         if e.op == "&&":
             return int(bool(self.eval(e.left)) and bool(self.eval(e.right)))
         if e.op == "||":

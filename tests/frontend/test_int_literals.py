@@ -137,25 +137,28 @@ def _gcc_syntax(tmp_path: Path, data_model: str, text: str) -> subprocess.Comple
     )  # fmt: skip
 
 
+@pytest.fixture(params=MODELS)
+def gcc_data_model(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A data model gcc compiles for here (with __int128 on LP64); else the test is skipped."""
+    if GCC is None:
+        pytest.skip("needs gcc")
+    model: str = request.param
+    if _gcc_syntax(tmp_path, model, GCC_MODEL[model][1]).returncode != 0:
+        pytest.skip(f"gcc does not compile for {model} (with __int128 on LP64) here")
+    return model
+
+
 @pytest.mark.needs_gcc
-@pytest.mark.skipif(GCC is None, reason="needs gcc")
-@pytest.mark.parametrize("data_model", MODELS)
-def test_constant_types_agree_with_gcc(tmp_path: Path, data_model: str) -> None:
-    if _gcc_syntax(tmp_path, data_model, GCC_MODEL[data_model][1]).returncode != 0:
-        pytest.skip(f"gcc does not compile for {data_model} (with __int128 on LP64) here")
-    done = _gcc_syntax(tmp_path, data_model, _static_asserts(data_model))
+def test_constant_types_agree_with_gcc(tmp_path: Path, gcc_data_model: str) -> None:
+    done = _gcc_syntax(tmp_path, gcc_data_model, _static_asserts(gcc_data_model))
     assert done.returncode == 0, done.stderr[:3000]
 
 
 @pytest.mark.needs_gcc
-@pytest.mark.skipif(GCC is None, reason="needs gcc")
-@pytest.mark.parametrize("data_model", MODELS)
-def test_the_gcc_check_is_not_vacuous(tmp_path: Path, data_model: str) -> None:
+def test_the_gcc_check_is_not_vacuous(tmp_path: Path, gcc_data_model: str) -> None:
     # the type the standard table would suggest for 9223372036854775808 (ull) is not gcc's
-    if _gcc_syntax(tmp_path, data_model, GCC_MODEL[data_model][1]).returncode != 0:
-        pytest.skip(f"gcc does not compile for {data_model} here")
     text = "_Static_assert(_Generic((9223372036854775808), unsigned long long: 1, default: 0), \"ull\");\n"
-    done = _gcc_syntax(tmp_path, data_model, text)
+    done = _gcc_syntax(tmp_path, gcc_data_model, text)
     assert done.returncode != 0 and "static assertion failed" in done.stderr
 
 

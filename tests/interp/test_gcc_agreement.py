@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from marks import needs_gcc
 from quokka.verifier import fpsem
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.interp import Execution, compile_program
@@ -43,10 +44,6 @@ pytestmark = [
     pytest.mark.skipif(LOWER is None, reason="the C frontend (quokka.verifier.frontend.lower) is missing"),
     pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present"),
 ]
-
-
-def needs_gcc(test):
-    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
 
 
 # `true` in code2inv/tasks.csv, but the error is reachable under C semantics (uninitialised locals

@@ -5,61 +5,35 @@ from __future__ import annotations
 import random
 
 import pytest
-from quokka.verifier import semantics
+from corpus import nested_counters
+from quokka.verifier import ir, semantics
 from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, gt, lt, mul, ne, num, or_, sub
 from quokka.verifier.errors import Coord
 from quokka.verifier.interp import compile_program, run
-from quokka.verifier.ir import (
-    INT,
-    UINT,
-    ArrayType,
-    Assert,
-    Assign,
-    Binary,
-    Break,
-    Const,
-    Continue,
-    Goto,
-    Havoc,
-    If,
-    Ite,
-    Label,
-    Loop,
-    LoopInfo,
-    Program,
-    Return,
-    Scope,
-    Select,
-    Store,
-    Unary,
-    Var,
-    VarDecl,
-    int_types,
-)
 
-T = int_types("LP64")
+T = ir.int_types("LP64")
 LL, UC, BOOL, ULL = T["long long"], T["unsigned char"], T["_Bool"], T["unsigned long long"]
 
 
-def value_of(expr, ty=INT, inputs=(), declare=()):
+def value_of(expr, ty=ir.INT, inputs=(), declare=()):
     """Evaluate `expr` by assigning it to a fresh variable; returns (value, execution)."""
     b = ProgramBuilder("v.c")
     for name, t in declare:
         b.var(name, t)
-        b.havoc(Var(name, t))
+        b.havoc(ir.Var(name, t))
     r = b.var("r", ty)
     b.assign(r, expr)
     with b.loop("END"):
-        b.emit(Break())
+        b.emit(ir.Break())
     ex = run(b.build(), list(inputs))
     assert ex.outcome == "exit", ex.message
     return ex.loop_heads[-1].values["r"], ex
 
 
 def test_division_truncates_toward_zero():
-    assert value_of(Binary("/", num(-7), num(2), INT))[0] == -3
-    assert value_of(Binary("%", num(-7), num(2), INT))[0] == -1
-    assert value_of(Binary("%", num(7), num(-2), INT))[0] == 1
+    assert value_of(ir.Binary("/", num(-7), num(2), ir.INT))[0] == -3
+    assert value_of(ir.Binary("%", num(-7), num(2), ir.INT))[0] == -1
+    assert value_of(ir.Binary("%", num(7), num(-2), ir.INT))[0] == 1
 
 
 def test_conversions_wrap():
@@ -67,14 +41,14 @@ def test_conversions_wrap():
     assert value_of(cast(num(-1), UC), UC)[0] == 255
     assert value_of(cast(num(5), BOOL), BOOL)[0] == 1
     assert value_of(cast(num(-256), BOOL), BOOL)[0] == 1
-    assert value_of(cast(Const(4294967295, UINT), INT))[0] == -1
+    assert value_of(cast(ir.Const(4294967295, ir.UINT), ir.INT))[0] == -1
 
 
 def test_unsigned_arithmetic_wraps():
-    assert value_of(sub(Const(0, UINT), Const(1, UINT)), UINT)[0] == 4294967295
-    assert value_of(mul(Const(65536, UINT), Const(65537, UINT)), UINT)[0] == 65536
-    assert value_of(Unary("-", Const(1, UINT), UINT), UINT)[0] == 4294967295
-    big = Const(1 << 63, ULL)
+    assert value_of(sub(ir.Const(0, ir.UINT), ir.Const(1, ir.UINT)), ir.UINT)[0] == 4294967295
+    assert value_of(mul(ir.Const(65536, ir.UINT), ir.Const(65537, ir.UINT)), ir.UINT)[0] == 65536
+    assert value_of(ir.Unary("-", ir.Const(1, ir.UINT), ir.UINT), ir.UINT)[0] == 4294967295
+    big = ir.Const(1 << 63, ULL)
     assert value_of(add(big, big), ULL)[0] == 0
 
 
@@ -82,30 +56,30 @@ def test_signed_overflow_is_recorded_and_mathematical():
     value, ex = value_of(add(num(2147483647), num(1)))
     assert value == 2147483648
     assert ex.overflows == (Coord("v.c", 1, 1),)
-    value, ex = value_of(Binary("/", num(-(1 << 31)), num(-1), INT))
+    value, ex = value_of(ir.Binary("/", num(-(1 << 31)), num(-1), ir.INT))
     assert value == 1 << 31 and len(ex.overflows) == 1
-    assert value_of(Binary("%", num(-(1 << 31)), num(-1), INT))[1].overflows
-    assert value_of(Unary("-", num(-(1 << 31)), INT))[1].overflows
+    assert value_of(ir.Binary("%", num(-(1 << 31)), num(-1), ir.INT))[1].overflows
+    assert value_of(ir.Unary("-", num(-(1 << 31)), ir.INT))[1].overflows
     assert value_of(add(num(2147483646), num(1)))[1].overflows == ()
 
 
 def test_logic_is_lazy_and_yields_0_1():
-    x = Var("x", INT)
-    guarded = and_(ne(x, num(0)), gt(Binary("/", num(10), x, INT), num(1)))
-    assert value_of(guarded, declare=[("x", INT)], inputs=[0])[0] == 0
-    assert value_of(guarded, declare=[("x", INT)], inputs=[3])[0] == 1
-    either = or_(eq(x, num(0)), gt(Binary("%", num(10), x, INT), num(5)))
-    assert value_of(either, declare=[("x", INT)], inputs=[0])[0] == 1
-    ite = Ite(eq(x, num(0)), num(-1), Binary("/", num(10), x, INT), INT)
-    assert value_of(ite, declare=[("x", INT)], inputs=[0])[0] == -1
+    x = ir.Var("x", ir.INT)
+    guarded = and_(ne(x, num(0)), gt(ir.Binary("/", num(10), x, ir.INT), num(1)))
+    assert value_of(guarded, declare=[("x", ir.INT)], inputs=[0])[0] == 0
+    assert value_of(guarded, declare=[("x", ir.INT)], inputs=[3])[0] == 1
+    either = or_(eq(x, num(0)), gt(ir.Binary("%", num(10), x, ir.INT), num(5)))
+    assert value_of(either, declare=[("x", ir.INT)], inputs=[0])[0] == 1
+    ite = ir.Ite(eq(x, num(0)), num(-1), ir.Binary("/", num(10), x, ir.INT), ir.INT)
+    assert value_of(ite, declare=[("x", ir.INT)], inputs=[0])[0] == -1
     assert value_of(and_(num(5), num(7)))[0] == 1
-    assert value_of(Unary("!", num(5), INT))[0] == 0
+    assert value_of(ir.Unary("!", num(5), ir.INT))[0] == 0
     assert value_of(lt(num(-1), num(0)))[0] == 1
 
 
 def test_havoc_wraps_inputs_and_pads_with_zero():
     b = ProgramBuilder("h.c")
-    c, u, i = b.var("c", UC), b.var("u", UINT), b.var("i")
+    c, u, i = b.var("c", UC), b.var("u", ir.UINT), b.var("i")
     b.havoc(c)
     b.havoc(u)
     b.havoc(i)
@@ -120,7 +94,7 @@ def test_callable_inputs_see_the_declaration_and_statement():
     b.havoc(c, origin="__VERIFIER_nondet_uchar")
     seen = []
 
-    def source(decl: VarDecl, stmt: Havoc) -> int:
+    def source(decl: ir.VarDecl, stmt: ir.Havoc) -> int:
         seen.append((decl.name, decl.type, stmt.origin))
         return 257
 
@@ -131,15 +105,15 @@ def test_callable_inputs_see_the_declaration_and_statement():
 
 def test_undefined_behaviour_stops_the_run():
     for bad in (
-        Binary("/", num(1), num(0), INT),
-        Binary("%", num(1), num(0), INT),
-        Binary("<<", num(1), num(32), INT),
-        Binary(">>", num(1), num(-1), INT),
-        Select(Var("a", ArrayType(INT, 3)), num(3), INT),
-        Select(Var("a", ArrayType(INT, None)), num(-1), INT),
+        ir.Binary("/", num(1), num(0), ir.INT),
+        ir.Binary("%", num(1), num(0), ir.INT),
+        ir.Binary("<<", num(1), num(32), ir.INT),
+        ir.Binary(">>", num(1), num(-1), ir.INT),
+        ir.Select(ir.Var("a", ir.ArrayType(ir.INT, 3)), num(3), ir.INT),
+        ir.Select(ir.Var("a", ir.ArrayType(ir.INT, None)), num(-1), ir.INT),
     ):
         b = ProgramBuilder("u.c")
-        b.var("a", bad.array.type if isinstance(bad, Select) else ArrayType(INT, 3))
+        b.var("a", bad.array.type if isinstance(bad, ir.Select) else ir.ArrayType(ir.INT, 3))
         b.assign(b.var("r"), bad)
         b.check(num(0))
         ex = run(b.build(), [])
@@ -159,7 +133,7 @@ def test_assert_assume_limit_outcomes():
     assert ok.outcome == "exit" and ok.error is None and ok.message == "main returned"
     bad = run(p, [10])
     assert bad.outcome == "error"
-    assert isinstance(bad.error, Assert) and bad.error.coord == Coord("o.c", 3, 1)
+    assert isinstance(bad.error, ir.Assert) and bad.error.coord == Coord("o.c", 3, 1)
     assert bad.message == "assertion failed at o.c:3:1"
     assert bad.path == (Coord("o.c", 0, 0), Coord("o.c", 1, 1), Coord("o.c", 2, 1), Coord("o.c", 3, 1))
 
@@ -173,16 +147,8 @@ def test_assert_assume_limit_outcomes():
 
 
 def test_loop_heads_count_iterations_per_entry():
-    b = ProgramBuilder("n.c")
-    i, j = b.var("i"), b.var("j")
-    with b.loop("outer"):
-        b.if_break(ge(i, num(2)))
-        b.assign(j, num(0))
-        with b.loop("inner"):
-            b.if_break(ge(j, num(3)))
-            b.assign(j, add(j, num(1)))
-        b.assign(i, add(i, num(1)))
-    ex = run(b.build(), [])
+    program = nested_counters(2, 3, "n.c")
+    ex = run(program, [])
     heads = [(h.loop_id, h.iteration, h.values["i"], h.values["j"]) for h in ex.loop_heads]
     assert heads == [
         ("outer", 0, 0, 0),
@@ -191,28 +157,28 @@ def test_loop_heads_count_iterations_per_entry():
         ("inner", 0, 1, 0), ("inner", 1, 1, 1), ("inner", 2, 1, 2), ("inner", 3, 1, 3),
         ("outer", 2, 2, 3),
     ]  # fmt: skip
-    capped = compile_program(b.build()).run([], max_loop_head_states=4)
+    capped = compile_program(program).run([], max_loop_head_states=4)
     assert len(capped.loop_heads) == 4 and capped.outcome == "exit"
 
 
 def test_goto_loop_heads_record_entries_and_iterations():
     # main: for (j = 0; j < 2; j++) { i = 0; goto top; i = 9; top: i++; if (i < 3) goto top; }
     c = [Coord("g.c", line, 1) for line in range(9)]
-    i, j = Var("i", INT), Var("j", INT)
+    i, j = ir.Var("i", ir.INT), ir.Var("j", ir.INT)
     inner = (
-        Assign("i", num(0), c[2]),
-        Goto("top", c[3]),  # a forward goto into the head: an entry
-        Assign("i", num(9), c[8]),
-        Label("top", c[4], loop="G"),
-        Assign("i", add(i, num(1)), c[5]),
-        If(lt(i, num(3)), (Goto("top", c[6]),), (), c[6]),  # the back edge: an iteration
+        ir.Assign("i", num(0), c[2]),
+        ir.Goto("top", c[3]),  # a forward goto into the head: an entry
+        ir.Assign("i", num(9), c[8]),
+        ir.Label("top", c[4], loop="G"),
+        ir.Assign("i", add(i, num(1)), c[5]),
+        ir.If(lt(i, num(3)), (ir.Goto("top", c[6]),), (), c[6]),  # the back edge: an iteration
     )
-    exit_ = If(ge(j, num(2)), (Break(c[1]),), (), c[1])
-    outer = Loop("F", (exit_, *inner), (Assign("j", add(j, num(1)), c[1]),), c[1])
-    main = Scope("main", (outer, Assert(eq(i, num(3)), c[7])), c[0])
-    decls = (VarDecl("i", INT, "local", "i"), VarDecl("j", INT, "local", "j"))
-    loops = (LoopInfo("F", c[1], 1, ()), LoopInfo("G", c[4], 4, (), parent="F"))
-    ex = run(Program("g.c", "LP64", decls, (main,), loops), [])
+    exit_ = ir.If(ge(j, num(2)), (ir.Break(c[1]),), (), c[1])
+    outer = ir.Loop("F", (exit_, *inner), (ir.Assign("j", add(j, num(1)), c[1]),), c[1])
+    main = ir.Scope("main", (outer, ir.Assert(eq(i, num(3)), c[7])), c[0])
+    decls = (ir.VarDecl("i", ir.INT, "local", "i"), ir.VarDecl("j", ir.INT, "local", "j"))
+    loops = (ir.LoopInfo("F", c[1], 1, ()), ir.LoopInfo("G", c[4], 4, (), parent="F"))
+    ex = run(ir.Program("g.c", "LP64", decls, (main,), loops), [])
     assert ex.outcome == "exit", ex.message
     heads = [(h.loop_id, h.iteration, h.values["i"], h.values["j"]) for h in ex.loop_heads]
     assert heads == [
@@ -228,39 +194,39 @@ def test_goto_loop_heads_record_entries_and_iterations():
 
 def test_continue_runs_the_step_and_return_leaves_the_function():
     c = Coord("s.c", 1, 1)
-    i, s = Var("i", INT), Var("s", INT)
+    i, s = ir.Var("i", ir.INT), ir.Var("s", ir.INT)
     body = (
-        If(ge(i, num(5)), (Break(c),), (), c),
-        If(eq(Binary("%", i, num(2), INT), num(0)), (Continue(c),), (), c),
-        Assign("s", add(s, i), c),
+        ir.If(ge(i, num(5)), (ir.Break(c),), (), c),
+        ir.If(eq(ir.Binary("%", i, num(2), ir.INT), num(0)), (ir.Continue(c),), (), c),
+        ir.Assign("s", add(s, i), c),
     )
-    loop = Loop("L", body, (Assign("i", add(i, num(1)), c),), Coord("s.c", 2, 1))
-    callee = Scope("f", (If(ge(s, num(4)), (Return(c),), (), c), Assign("s", num(-100), c)), c)
-    after = (callee, Assign("i", num(42), c), Return(c), Assign("i", num(7), c))
-    end = Loop("E", (Break(c),), (), Coord("s.c", 3, 1))
-    main = Scope("main", (loop, *after[:2], end, *after[2:]), c)
-    decls = (VarDecl("i", INT, "local", "i"), VarDecl("s", INT, "local", "s"))
-    infos = (LoopInfo("L", loop.coord, 1, ()), LoopInfo("E", end.coord, 2, ()))
-    ex = run(Program("s.c", "LP64", decls, (main,), infos), [])
+    loop = ir.Loop("L", body, (ir.Assign("i", add(i, num(1)), c),), Coord("s.c", 2, 1))
+    callee = ir.Scope("f", (ir.If(ge(s, num(4)), (ir.Return(c),), (), c), ir.Assign("s", num(-100), c)), c)
+    after = (callee, ir.Assign("i", num(42), c), ir.Return(c), ir.Assign("i", num(7), c))
+    end = ir.Loop("E", (ir.Break(c),), (), Coord("s.c", 3, 1))
+    main = ir.Scope("main", (loop, *after[:2], end, *after[2:]), c)
+    decls = (ir.VarDecl("i", ir.INT, "local", "i"), ir.VarDecl("s", ir.INT, "local", "s"))
+    infos = (ir.LoopInfo("L", loop.coord, 1, ()), ir.LoopInfo("E", end.coord, 2, ()))
+    ex = run(ir.Program("s.c", "LP64", decls, (main,), infos), [])
     assert ex.outcome == "exit"
     assert dict(ex.loop_heads[-1].values) == {"i": 42, "s": 1 + 3}
 
 
 def test_arrays_store_select_copy_and_havoc():
-    at = ArrayType(INT, 4)
+    at = ir.ArrayType(ir.INT, 4)
     b = ProgramBuilder("a.c")
     a, c, k, r0, r1 = b.var("a", at), b.var("c", at), b.var("k"), b.var("r0"), b.var("r1")
-    b.assign(a, Store(a, num(1), num(5), at))
+    b.assign(a, ir.Store(a, num(1), num(5), at))
     b.assign(c, a)
-    b.assign(a, Store(a, num(1), num(6), at))
-    b.assign(r0, Select(c, num(1), INT))
-    b.assign(r1, Select(Store(a, num(2), num(9), at), num(2), INT))
-    b.assign(k, add(Select(a, num(1), INT), Select(a, num(2), INT)))
+    b.assign(a, ir.Store(a, num(1), num(6), at))
+    b.assign(r0, ir.Select(c, num(1), ir.INT))
+    b.assign(r1, ir.Select(ir.Store(a, num(2), num(9), at), num(2), ir.INT))
+    b.assign(k, add(ir.Select(a, num(1), ir.INT), ir.Select(a, num(2), ir.INT)))
     b.havoc(c)
-    b.assign(r0, add(Select(c, num(3), INT), Select(c, num(3), INT)))
-    b.assign(r1, Select(c, num(0), INT))
+    b.assign(r0, add(ir.Select(c, num(3), ir.INT), ir.Select(c, num(3), ir.INT)))
+    b.assign(r1, ir.Select(c, num(0), ir.INT))
     with b.loop("END"):
-        b.emit(Break())
+        b.emit(ir.Break())
     ex = run(b.build(), [11, 12])
     assert dict(ex.loop_heads[-1].values) == {"k": 6, "r0": 22, "r1": 12}
     assert ex.inputs_used == (11, 12)
@@ -280,50 +246,52 @@ def test_compiled_arithmetic_matches_semantics():
                 except semantics.UndefinedBehaviour:
                     continue
                 got, _ = value_of(
-                    Binary(op, Var("p", ty), Var("q", ty), ty), ty, [a, bb], [("p", ty), ("q", ty)]
+                    ir.Binary(op, ir.Var("p", ty), ir.Var("q", ty), ty), ty, [a, bb], [("p", ty), ("q", ty)]
                 )
                 assert got == want, (op, a, bb, ty)
-                got, _ = value_of(Binary(op, Var("p", ty), Const(bb, ty), ty), ty, [a], [("p", ty)])
+                got, _ = value_of(ir.Binary(op, ir.Var("p", ty), ir.Const(bb, ty), ty), ty, [a], [("p", ty)])
                 assert got == want, (op, a, bb, ty)
         for op in ("-", "~"):
             a = rng.randint(ty.min, ty.max)
-            assert value_of(Unary(op, Const(a, ty), ty), ty)[0] == semantics.unary(op, a, ty)
+            assert value_of(ir.Unary(op, ir.Const(a, ty), ty), ty)[0] == semantics.unary(op, a, ty)
 
 
 def test_path_merges_consecutive_duplicates():
     c = Coord("d.c", 4, 2)
-    x = Var("x", INT)
-    main = Scope("main", (Assign("x", num(1), c), Assign("x", add(x, num(1)), c), Assert(eq(x, num(2)), c)))
-    ex = run(Program("d.c", "LP64", (VarDecl("x", INT, "local", "x"),), (main,), ()), [])
+    x = ir.Var("x", ir.INT)
+    body = (ir.Assign("x", num(1), c), ir.Assign("x", add(x, num(1)), c), ir.Assert(eq(x, num(2)), c))
+    main = ir.Scope("main", body)
+    ex = run(ir.Program("d.c", "LP64", (ir.VarDecl("x", ir.INT, "local", "x"),), (main,), ()), [])
     assert ex.path == (c,) and ex.steps == 3
 
 
 @pytest.mark.parametrize("depth", [1000])
 def test_deeply_nested_statements(depth):
-    x = Var("x", INT)
+    x = ir.Var("x", ir.INT)
     c = Coord("deep.c", 1, 1)
-    stmt = Assign("x", add(x, num(1)), c)
+    stmt = ir.Assign("x", add(x, num(1)), c)
     for k in range(depth):
-        stmt = If(ge(x, num(0)), (stmt,), (), c) if k % 2 else Loop(f"L{k}", (stmt, Break(c)), (), c)
-    loops = tuple(LoopInfo(f"L{k}", c, 0, ()) for k in range(0, depth, 2))
-    check = Assert(eq(x, num(1)), Coord("deep.c", 2, 1))
-    p = Program("deep.c", "LP64", (VarDecl("x", INT, "local", "x"),), (Scope("main", (stmt, check)),), loops)
+        stmt = ir.If(ge(x, num(0)), (stmt,), (), c) if k % 2 else ir.Loop(f"L{k}", (stmt, ir.Break(c)), (), c)
+    loops = tuple(ir.LoopInfo(f"L{k}", c, 0, ()) for k in range(0, depth, 2))
+    check = ir.Assert(eq(x, num(1)), Coord("deep.c", 2, 1))
+    decls = (ir.VarDecl("x", ir.INT, "local", "x"),)
+    p = ir.Program("deep.c", "LP64", decls, (ir.Scope("main", (stmt, check)),), loops)
     ex = run(p, [])
     assert ex.outcome == "exit", ex.message
     assert len(ex.loop_heads) == depth // 2 and ex.loop_heads[-1].values["x"] == 0
 
 
 def test_store_chains_thousands_deep():
-    at = ArrayType(INT, 4096)
+    at = ir.ArrayType(ir.INT, 4096)
     b = ProgramBuilder("s.c")
     a, i, r = b.var("a", at), b.var("i"), b.var("r")
     chain = a
     for k in range(4096):
-        chain = Store(chain, num(k), num(3 * k), at)
+        chain = ir.Store(chain, num(k), num(3 * k), at)
     b.assign(a, chain)  # in place
     b.havoc(i)
-    b.assign(r, Select(Store(chain, i, num(-1), at), i, INT))  # a fresh copy
-    b.check(ne(Select(a, i, INT), num(30)))
+    b.assign(r, ir.Select(ir.Store(chain, i, num(-1), at), i, ir.INT))  # a fresh copy
+    b.check(ne(ir.Select(a, i, ir.INT), num(30)))
     p = b.build()
     ex = run(p, [10])
     assert ex.outcome == "error"
@@ -332,23 +300,21 @@ def test_store_chains_thousands_deep():
 
 
 def test_chained_stores_read_the_old_array():
-    at = ArrayType(INT, 2)
+    at = ir.ArrayType(ir.INT, 2)
     b = ProgramBuilder("o.c")
     a, r = b.var("a", at), b.var("r")
-    b.assign(a, Store(a, num(0), num(5), at))
+    b.assign(a, ir.Store(a, num(0), num(5), at))
     # a = store(store(a, 1, a[0] + 1), 0, a[1]): both values read the array before the update.
-    b.assign(
-        a,
-        Store(Store(a, num(1), add(Select(a, num(0), INT), num(1)), at), num(0), Select(a, num(1), INT), at),
-    )
-    b.assign(r, add(mul(Select(a, num(0), INT), num(10)), Select(a, num(1), INT)))
+    inner = ir.Store(a, num(1), add(ir.Select(a, num(0), ir.INT), num(1)), at)
+    b.assign(a, ir.Store(inner, num(0), ir.Select(a, num(1), ir.INT), at))
+    b.assign(r, add(mul(ir.Select(a, num(0), ir.INT), num(10)), ir.Select(a, num(1), ir.INT)))
     b.check(ne(r, num(6)))
     assert run(b.build(), []).outcome == "error"
 
 
 def test_overflow_without_a_coordinate_is_still_reported():
-    main = Scope("main", (Assign("x", add(Const(2147483647, INT), num(1))),))
-    ex = run(Program("nc.c", "LP64", (VarDecl("x", INT, "local", "x"),), (main,), ()), [])
+    main = ir.Scope("main", (ir.Assign("x", add(ir.Const(2147483647, ir.INT), num(1))),))
+    ex = run(ir.Program("nc.c", "LP64", (ir.VarDecl("x", ir.INT, "local", "x"),), (main,), ()), [])
     assert ex.overflows == (Coord("nc.c", 0, 0),)
 
 
@@ -386,7 +352,7 @@ def test_nondet_values_and_conditions_are_reads_too():
     n, m = b.var("n"), b.var("m")
     b.havoc(m, origin="__VERIFIER_nondet_int")
     b.havoc(n, origin="uninitialised")
-    b.if_(gt(m, num(0)), (Assert(lt(n, num(0))),))
+    b.if_(gt(m, num(0)), (ir.Assert(lt(n, num(0))),))
     assert run(b.build(), [0, 0], check_uninitialised=True).uninitialised_reads == ()
     (read,) = run(b.build(), [1, 0], check_uninitialised=True).uninitialised_reads
     assert read.variable == "n"

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from marks import needs_gcc
 from quokka.verifier.replay import (
     LoopProbe,
     compile_c,
@@ -19,10 +20,6 @@ from quokka.verifier.replay import (
 )
 
 BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
-
-
-def needs_gcc(test):
-    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
 
 
 needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present")

@@ -4,59 +4,43 @@ import random
 import time
 
 import z3
+from quokka.verifier import ir
 from quokka.verifier.errors import Coord
-from quokka.verifier.ir import (
-    INT,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Const,
-    Goto,
-    Havoc,
-    If,
-    Label,
-    Loop,
-    LoopInfo,
-    Program,
-    Scope,
-    Stmt,
-    Var,
-    VarDecl,
-)
 from quokka.verifier.seeds import SeedSource, Target, targets
 
-X, N = Var("x", INT), Var("n", INT)
+X, N = ir.Var("x", ir.INT), ir.Var("n", ir.INT)
 
 
-def _num(v: int) -> Const:
-    return Const(v, INT)
+def _num(v: int) -> ir.Const:
+    return ir.Const(v, ir.INT)
 
 
-def _op(op: str, a: Var | Const | Binary, b: Var | Const | Binary) -> Binary:
-    return Binary(op, a, b, INT)
+def _op(op: str, a: ir.Var | ir.Const | ir.Binary, b: ir.Var | ir.Const | ir.Binary) -> ir.Binary:
+    return ir.Binary(op, a, b, ir.INT)
 
 
-def _goto_program(bound: int, after: tuple[Stmt, ...] = (), loops: tuple[LoopInfo, ...] = ()) -> Program:
+def _goto_program(
+    bound: int, after: tuple[ir.Stmt, ...] = (), loops: tuple[ir.LoopInfo, ...] = ()
+) -> ir.Program:
     """x = nondet(); assume(10 <= x <= 20); n = 0; again: n++; if (n < bound) goto again; AFTER"""
     coord = Coord("goto.c", 3)
-    body: tuple[Stmt, ...] = (
-        Havoc("x"),
-        Assume(_op("&&", _op(">=", X, _num(10)), _op("<=", X, _num(20)))),
-        Assign("n", _num(0)),
-        Label("again", coord, loop="L1"),
-        Assign("n", _op("+", N, _num(1))),
-        If(_op("<", N, _num(bound)), (Goto("again", coord),), ()),
+    body: tuple[ir.Stmt, ...] = (
+        ir.Havoc("x"),
+        ir.Assume(_op("&&", _op(">=", X, _num(10)), _op("<=", X, _num(20)))),
+        ir.Assign("n", _num(0)),
+        ir.Label("again", coord, loop="L1"),
+        ir.Assign("n", _op("+", N, _num(1))),
+        ir.If(_op("<", N, _num(bound)), (ir.Goto("again", coord),), ()),
         *after,
     )
-    variables = (VarDecl("x", INT, "local", "x"), VarDecl("n", INT, "local", "n"))
+    variables = (ir.VarDecl("x", ir.INT, "local", "x"), ir.VarDecl("n", ir.INT, "local", "n"))
     scope = (("x", "x"), ("n", "n"))
-    info = LoopInfo("L1", coord, 3, scope)
-    return Program("goto.c", "LP64", variables, (Scope("main", body),), (info, *loops))
+    info = ir.LoopInfo("L1", coord, 3, scope)
+    return ir.Program("goto.c", "LP64", variables, (ir.Scope("main", body),), (info, *loops))
 
 
 def test_a_goto_loop_head_is_a_target() -> None:
-    program = _goto_program(5, (Assert(_op(">=", N, _num(5))),))
+    program = _goto_program(5, (ir.Assert(_op(">=", N, _num(5))),))
     found = [t for t in targets(program) if t.loop_id == "L1"]
     assert len(found) == 1  # the paths back from the goto have reached the head before
     (target,) = found
@@ -73,8 +57,8 @@ def test_a_goto_loop_head_is_a_target() -> None:
 def test_a_goto_loop_is_unrolled_like_a_loop() -> None:
     """The loop after `again` is reached once the goto loop's body ran 3 times: unroll >= 3."""
     coord = Coord("goto.c", 7)
-    inner = Loop("L2", (If(_op(">=", N, _num(9)), (), ()),), (), coord)
-    program = _goto_program(3, (inner,), (LoopInfo("L2", coord, 7, ()),))
+    inner = ir.Loop("L2", (ir.If(_op(">=", N, _num(9)), (), ()),), (), coord)
+    program = _goto_program(3, (inner,), (ir.LoopInfo("L2", coord, 7, ()),))
     assert _feasible(targets(program, unroll=2), "L2") == []
     (found,) = _feasible(targets(program, unroll=3), "L2")
     assert z3.simplify(found.state[1]).eq(z3.IntVal(3))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from corpus import nested_counters
 from quokka.verifier.builder import ProgramBuilder, add, ge, lt, num
 from quokka.verifier.cfg import Branch, Cfg, Halt, Jump, build_cfg
 from quokka.verifier.errors import IRTypeError, QuokkaError, UnsupportedFeature
@@ -50,16 +51,7 @@ def test_order_sends_every_forward_edge_forward() -> None:
 
 
 def test_nested_loops_know_their_parent_and_innermost_blocks() -> None:
-    b = ProgramBuilder()
-    i, j = b.var("i"), b.var("j")
-    with b.loop("outer"):
-        b.if_break(ge(i, num(3)))
-        b.assign(j, num(0))
-        with b.loop("inner"):
-            b.if_break(ge(j, num(3)))
-            b.assign(j, add(j, num(1)))
-        b.assign(i, add(i, num(1)))
-    cfg = build_cfg(b.build())
+    cfg = build_cfg(nested_counters(3, 3))
     assert cfg.loops["inner"].parent == "outer"
     assert cfg.loops["inner"].blocks < cfg.loops["outer"].blocks
     assert cfg.loop_of(cfg.head("inner")) == "inner"

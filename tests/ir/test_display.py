@@ -8,37 +8,21 @@ import random
 
 import pytest
 import z3
-from quokka.verifier import cexpr, smt
+from quokka.verifier import cexpr, ir, smt
 from quokka.verifier.builder import ProgramBuilder, add, and_, eq, le, lt, mul, ne, not_, num, or_
 from quokka.verifier.cexpr import CTypes
 from quokka.verifier.frontend import parse_invariant
-from quokka.verifier.ir import (
-    INT,
-    ArrayType,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    IntType,
-    Ite,
-    Program,
-    Select,
-    Type,
-    Unary,
-    Var,
-    int_types,
-)
 from quokka.verifier.printer import format_expr, format_expr_c_names
 from quokka.verifier.simplify import MAX_DEPTH, readable
 from quokka.verifier.z3_to_ir import to_ir
 
 TYPE_NAMES = ("int", "short", "unsigned int", "unsigned char", "long long", "unsigned long")
 CAST_ONLY = ("_Bool", "signed char", "unsigned short", "long", "unsigned long long")
-LP64 = int_types("LP64")
+LP64 = ir.int_types("LP64")
 LL, UINT, SHORT, UCHAR = LP64["long long"], LP64["unsigned int"], LP64["short"], LP64["unsigned char"]
 
 
-def program_with(types: dict[str, Type], data_model: str = "LP64") -> tuple[Program, str]:
+def program_with(types: dict[str, ir.Type], data_model: str = "LP64") -> tuple[ir.Program, str]:
     b = ProgramBuilder("display.c", data_model)
     for name, ty in types.items():
         b.havoc(b.var(name, ty))
@@ -47,7 +31,7 @@ def program_with(types: dict[str, Type], data_model: str = "LP64") -> tuple[Prog
     return b.build(), loop_id
 
 
-def assert_round_trip(e: Expr, program: Program, loop_id: str) -> str:
+def assert_round_trip(e: ir.Expr, program: ir.Program, loop_id: str) -> str:
     """The readable text of `e`: it parses back to an equivalent expression printing the same."""
     text = format_expr(e, readable=True)
     back = parse_invariant(text, program, loop_id)
@@ -57,7 +41,7 @@ def assert_round_trip(e: Expr, program: Program, loop_id: str) -> str:
     solver = z3.Then(z3.With("simplify", som=True, arith_lhs=True), "smt").solver()
     solver.set(timeout=20_000)
     for v in program.variables:
-        if isinstance(v.type, IntType):
+        if isinstance(v.type, ir.IntType):
             solver.add(smt.in_range(env[v.name], v.type))
     solver.add(tr.term(e) != tr.term(back))
     verdict = solver.check()
@@ -71,17 +55,17 @@ def assert_round_trip(e: Expr, program: Program, loop_id: str) -> str:
 COHENCU = {"a": SHORT, "n": LL, "x": LL, "y": LL, "z": LL}
 
 
-def ll(name: str, ty: IntType) -> Expr:
+def ll(name: str, ty: ir.IntType) -> ir.Expr:
     """A variable as the dynamic proposer and `z3_to_ir` use it: cast to long long if needed."""
-    return Var(name, ty) if ty == LL else Cast(Var(name, ty), LL)
+    return ir.Var(name, ty) if ty == LL else ir.Cast(ir.Var(name, ty), LL)
 
 
-def k(value: int) -> Const:
-    return Const(value, LL)
+def k(value: int) -> ir.Const:
+    return ir.Const(value, LL)
 
 
-def spacer(formula: z3.BoolRef, types: dict[str, IntType]) -> Expr:
-    return to_ir(formula, {n: Var(n, ty) for n, ty in types.items()})
+def spacer(formula: z3.BoolRef, types: dict[str, ir.IntType]) -> ir.Expr:
+    return to_ir(formula, {n: ir.Var(n, ty) for n, ty in types.items()})
 
 
 def test_dynamic_proposer_shapes_lose_their_suffixes_and_casts():
@@ -91,7 +75,7 @@ def test_dynamic_proposer_shapes_lose_their_suffixes_and_casts():
         eq(z, add(mul(k(6), n), k(6))): "z == 6*n + 6",
         eq(y, add(add(mul(mul(k(3), n), n), mul(k(3), n)), k(1))): "y == 3*n*n + 3*n + 1",
         or_(le(n, add(a, k(1))), eq(n, k(0))): "n <= a + 1 || n == 0",
-        eq(Binary("%", add(ll("x", LL), n), k(2), LL), k(0)): "(x + n)%2 == 0",
+        eq(ir.Binary("%", add(ll("x", LL), n), k(2), LL), k(0)): "(x + n)%2 == 0",
     }
     for e, want in cases.items():
         assert assert_round_trip(e, program, loop) == want
@@ -116,7 +100,7 @@ def test_spacer_normal_forms_read_like_hand_written_invariants():
 
 
 def test_strict_comparisons_with_constant_one_become_non_strict():
-    types = {"n": INT, "i": INT, "s": INT}
+    types = {"n": ir.INT, "i": ir.INT, "s": ir.INT}
     program, loop = program_with(types)
     n, i, s = (z3.Int(v) for v in "nis")
     cases = {
@@ -132,12 +116,12 @@ def test_strict_comparisons_with_constant_one_become_non_strict():
 
 
 def test_sums_products_and_negation():
-    types = {"a": INT, "b": INT, "c": INT, "x": INT, "y": INT}
+    types = {"a": ir.INT, "b": ir.INT, "c": ir.INT, "x": ir.INT, "y": ir.INT}
     program, loop = program_with(types)
-    a, b, c, x, y = (Var(v, INT) for v in "abcxy")
+    a, b, c, x, y = (ir.Var(v, ir.INT) for v in "abcxy")
     cases = {
         add(a, mul(num(-1), b)): "a - b",
-        add(a, Unary("-", c, INT)): "a - c",
+        add(a, ir.Unary("-", c, ir.INT)): "a - c",
         mul(num(-1), b): "-b",
         mul(num(5), mul(x, y)): "5*x*y",
         add(mul(num(3), y), y): "4*y",
@@ -145,8 +129,8 @@ def test_sums_products_and_negation():
         mul(num(-1), add(x, num(1))): "-x - 1",
         mul(num(3), num(4)): "12",
         mul(add(x, num(1)), add(y, num(-1))): "(x + 1)*(y - 1)",
-        mul(num(3), Binary("/", x, num(2), INT)): "3*(x/2)",
-        add(x, Unary("-", x, INT)): "0",
+        mul(num(3), ir.Binary("/", x, num(2), ir.INT)): "3*(x/2)",
+        add(x, ir.Unary("-", x, ir.INT)): "0",
         not_(lt(x, y)): "x >= y",
         not_(not_(lt(x, y))): "x < y",
         and_(a, and_(b, c)): "a && b && c",
@@ -158,42 +142,42 @@ def test_sums_products_and_negation():
         assert assert_round_trip(e, program, loop) == want
 
 
-def sub_(p: Expr, q: Expr) -> Expr:
-    return Binary("-", p, q, INT)
+def sub_(p: ir.Expr, q: ir.Expr) -> ir.Expr:
+    return ir.Binary("-", p, q, ir.INT)
 
 
 def test_casts_stay_where_c_would_compute_differently():
-    types = {"u": UINT, "c": UCHAR, "x": INT, "n": LL}
+    types = {"u": UINT, "c": UCHAR, "x": ir.INT, "n": LL}
     program, loop = program_with(types)
-    u, c, x, n = Var("u", UINT), Var("c", UCHAR), Var("x", INT), Var("n", LL)
-    wide = add(Cast(x, LL), k(1))
+    u, c, x, n = ir.Var("u", UINT), ir.Var("c", UCHAR), ir.Var("x", ir.INT), ir.Var("n", LL)
+    wide = add(ir.Cast(x, LL), k(1))
     cases = {
         # u + 1 would wrap in unsigned arithmetic: the cast stays, the suffix goes
-        le(add(Cast(u, LL), k(1)), n): "(long long)u <= n - 1",
+        le(add(ir.Cast(u, LL), k(1)), n): "(long long)u <= n - 1",
         # unsigned char promotes to int: no cast needed
-        le(add(Cast(c, LL), k(1)), n): "c <= n - 1",
+        le(add(ir.Cast(c, LL), k(1)), n): "c <= n - 1",
         # unsigned arithmetic keeps its type; a constant operand loses its suffix
-        Binary("<=", Binary("+", u, Const(1, UINT), UINT), Const(7, UINT), INT): "u + 1 <= 7",
+        ir.Binary("<=", ir.Binary("+", u, ir.Const(1, UINT), UINT), ir.Const(7, UINT), ir.INT): "u + 1 <= 7",
         # a wrapping cast must still wrap: (int)(x + 1) would not for x == INT_MAX
-        Cast(wide, INT): "(int)(long long)(x + 1)",
-        Binary("&", wide, k(6), LL): "(long long)(x + 1) & 6",
-        Cast(Binary("*", Cast(x, LL), Cast(x, LL), LL), UINT): "(unsigned int)(x*x)",
+        ir.Cast(wide, ir.INT): "(int)(long long)(x + 1)",
+        ir.Binary("&", wide, k(6), LL): "(long long)(x + 1) & 6",
+        ir.Cast(ir.Binary("*", ir.Cast(x, LL), ir.Cast(x, LL), LL), UINT): "(unsigned int)(x*x)",
     }
     for e, want in cases.items():
         assert assert_round_trip(e, program, loop) == want
 
 
 def test_array_indices_and_truth_values_drop_value_preserving_casts():
-    types = {"u": UINT, "i": INT, "n": LL}
-    program, loop = program_with({**types, "arr": ArrayType(INT, 8)})
-    u, i, n = Var("u", UINT), Var("i", INT), Var("n", LL)
-    arr = Var("arr", ArrayType(INT, 8))
+    types = {"u": UINT, "i": ir.INT, "n": LL}
+    program, loop = program_with({**types, "arr": ir.ArrayType(ir.INT, 8)})
+    u, i, n = ir.Var("u", UINT), ir.Var("i", ir.INT), ir.Var("n", LL)
+    arr = ir.Var("arr", ir.ArrayType(ir.INT, 8))
     cases = {
-        Select(arr, add(Cast(i, LL), k(1)), INT): "arr[i + 1]",
-        le(Cast(Select(arr, Cast(u, LL), INT), LL), add(n, k(-1))): "arr[u] <= n - 1",
-        and_(Cast(u, LL), ne(n, k(0))): "u && n != 0",
-        not_(Cast(u, LL)): "!u",
-        Ite(Cast(u, LL), n, k(3), LL): "u ? n : 3",
+        ir.Select(arr, add(ir.Cast(i, LL), k(1)), ir.INT): "arr[i + 1]",
+        le(ir.Cast(ir.Select(arr, ir.Cast(u, LL), ir.INT), LL), add(n, k(-1))): "arr[u] <= n - 1",
+        and_(ir.Cast(u, LL), ne(n, k(0))): "u && n != 0",
+        not_(ir.Cast(u, LL)): "!u",
+        ir.Ite(ir.Cast(u, LL), n, k(3), LL): "u ? n : 3",
     }
     for e, want in cases.items():
         assert assert_round_trip(e, program, loop) == want
@@ -201,18 +185,18 @@ def test_array_indices_and_truth_values_drop_value_preserving_casts():
 
 def test_c_names_print_readable_by_default():
     program, loop = program_with(COHENCU)
-    e = eq(Var("z", LL), add(mul(k(6), Var("n", LL)), k(6)))
+    e = eq(ir.Var("z", LL), add(mul(k(6), ir.Var("n", LL)), k(6)))
     assert format_expr_c_names(e, program, loop) == "z == 6*n + 6"
     assert format_expr_c_names(e, program, loop, readable=False) == "z == 6LL*n + 6LL"
 
 
 def test_deep_expressions_are_left_as_they_are():
-    x = Var("x", LL)
-    e: Expr = x
+    x = ir.Var("x", LL)
+    e: ir.Expr = x
     for _ in range(MAX_DEPTH + 5):
         e = add(e, k(1))
     assert readable(e) is e
-    chain: Expr = eq(x, k(0))
+    chain: ir.Expr = eq(x, k(0))
     for i in range(3 * MAX_DEPTH):
         chain = and_(chain, eq(x, k(i)))
     assert format_expr(chain, readable=True).startswith("x == 0 && x == 0 && x == 1")
@@ -228,21 +212,21 @@ class RandomExprs:
     ARITH = ("+", "+", "-", "-", "*", "*", "/", "%", "&", "|", "^", "<<", ">>")
     COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 
-    def __init__(self, rng: random.Random, ct: CTypes, names: dict[str, IntType]) -> None:
+    def __init__(self, rng: random.Random, ct: CTypes, names: dict[str, ir.IntType]) -> None:
         self.rng, self.ct, self.names = rng, ct, names
         self.types = [ct.named(t) for t in (*TYPE_NAMES, *CAST_ONLY)]
 
-    def leaf(self) -> Expr:
+    def leaf(self) -> ir.Expr:
         r = self.rng
         if r.random() < 0.65:
             name = r.choice(sorted(self.names))
-            v: Expr = Var(name, self.names[name])
+            v: ir.Expr = ir.Var(name, self.names[name])
             return cexpr.convert(v, self.ct.named("long long")) if r.random() < 0.4 else v
-        ty = r.choice([INT, INT, self.ct.named("long long"), self.ct.named("unsigned int")])
+        ty = r.choice([ir.INT, ir.INT, self.ct.named("long long"), self.ct.named("unsigned int")])
         value = r.choice([0, 1, 2, 3, 6, 12, r.randint(-20, 20)])
-        return Const(value if ty.signed else abs(value), ty)
+        return ir.Const(value if ty.signed else abs(value), ty)
 
-    def expr(self, depth: int) -> Expr:
+    def expr(self, depth: int) -> ir.Expr:
         r = self.rng
         if depth == 0 or r.random() < 0.2:
             return self.leaf()
@@ -259,19 +243,19 @@ class RandomExprs:
             return cexpr.binary(self.ct, r.choice(["&&", "||"]), self.expr(depth - 1), self.expr(depth - 1))
         return cexpr.conditional(self.ct, self.expr(depth - 1), self.expr(depth - 1), self.expr(depth - 1))
 
-    def arith(self, depth: int) -> Expr:
+    def arith(self, depth: int) -> ir.Expr:
         op = self.rng.choice(self.ARITH)
         left = self.expr(depth - 1)
         if op in ("<<", ">>"):
-            right: Expr = Const(self.rng.randint(0, 5), INT)
+            right: ir.Expr = ir.Const(self.rng.randint(0, 5), ir.INT)
         elif op in ("/", "%"):
-            right = Const(self.rng.choice([2, 3, 6, -4]), INT)
+            right = ir.Const(self.rng.choice([2, 3, 6, -4]), ir.INT)
         else:
             right = self.expr(depth - 1)
         return cexpr.binary(self.ct, op, left, right)
 
 
-def random_types(rng: random.Random, ct: CTypes) -> dict[str, IntType]:
+def random_types(rng: random.Random, ct: CTypes) -> dict[str, ir.IntType]:
     return {name: ct.named(rng.choice(TYPE_NAMES)) for name in ("a", "b", "c", "d")}
 
 
@@ -317,4 +301,4 @@ def test_random_spacer_formulas_round_trip():
                 for _ in range(rng.randint(1, 3))
             ]
             formula = z3.Or(*atoms) if len(atoms) > 1 and rng.random() < 0.5 else z3.And(*atoms)
-            assert_round_trip(to_ir(formula, {n: Var(n, t) for n, t in types.items()}), program, loop)
+            assert_round_trip(to_ir(formula, {n: ir.Var(n, t) for n, t in types.items()}), program, loop)

@@ -13,15 +13,8 @@ from quokka.svcomp import evalmodel
 from quokka.svcomp.evalmodel import EvalConfig
 from quokka.verifier.frontend import lower_source
 
-TWO_LOOPS = SOURCE[: SOURCE.index("int main")] + """int main() {
-  int n = __VERIFIER_nondet_int();
-  assume_abort_if_not(n >= 0 && n <= 100);
-  int i = 0;
-  int s = 0;
-  while (i < n) {
-    i = i + 1;
-    s = s + 2;
-  }
+# SOURCE with steps of 2 and a second loop that counts `s` back down.
+TWO_LOOPS = SOURCE.replace("s = s + 3;", "s = s + 2;").replace("  __VERIFIER_assert(s == 3 * n);\n", """\
   int j = 0;
   int t = s;
   while (j < n) {
@@ -29,9 +22,7 @@ TWO_LOOPS = SOURCE[: SOURCE.index("int main")] + """int main() {
     t = t - 2;
   }
   __VERIFIER_assert(t == 0);
-  return 0;
-}
-"""
+""")
 
 
 class Recorder:

@@ -56,3 +56,19 @@ def make_set(root: Path, tasks: dict[str, tuple[str, str]], *, data_model: str =
             TASK_YML.format(program=f"{name}.c", expected=expected, data_model=data_model)
         )
     return folder
+
+
+class QuietSink:
+    """A progress sink that shows nothing."""
+
+    def start(self, *args: object) -> None:
+        pass
+
+    def add(self, row: object) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass

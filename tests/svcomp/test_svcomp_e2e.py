@@ -12,7 +12,7 @@ from quokka.svcomp.execution import Limits
 from quokka.svcomp.runner import BatchSpec, LocalBackend, parse_json_output, run_batch
 from quokka.svcomp.store import Store
 from quokka.svcomp.tasks import load_tasks
-from svcomp_helpers import BENCHMARKS, REPO
+from svcomp_helpers import BENCHMARKS, REPO, QuietSink
 
 TASKS = ("1.yml", "2.yml", "3.yml", "5.yml")
 
@@ -39,27 +39,13 @@ def verify_ok() -> None:
         pytest.skip(why)
 
 
-class _Sink:
-    def start(self, *args: object) -> None:
-        pass
-
-    def add(self, row: object) -> None:
-        pass
-
-    def tick(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
 def test_code2inv_tasks_witnesses_and_readback(verify_ok: None, tmp_path: Path) -> None:
     tasks = load_tasks([BENCHMARKS / "code2inv" / name for name in TASKS]).tasks
     witnesses = tmp_path / "w"
     limits = Limits.for_timeout(10, 4096)
     spec = BatchSpec(tasks=tasks, configs=resolve(["default"]), limits=limits, witness_dir=witnesses)
     with Store.open(tmp_path / "r.sqlite") as store:
-        run_batch(spec, store, LocalBackend(2), _Sink())
+        run_batch(spec, store, LocalBackend(2), QuietSink())
         rows = store.results()
         assert len(rows) == len(TASKS)
         assert not [r.name for r in rows if r.category == "wrong"]  # code2inv is all TRUE
@@ -70,6 +56,6 @@ def test_code2inv_tasks_witnesses_and_readback(verify_ok: None, tmp_path: Path) 
             assert entry["entry_type"] == "invariant_set" and entry["content"]
         check = BatchSpec(tasks=tuple(t for t in tasks if t.key in {r.task for r in proved}),
                           configs=resolve(["check-invariants"]), limits=limits, invariants_from=witnesses)
-        run_batch(check, store, LocalBackend(2), _Sink())
+        run_batch(check, store, LocalBackend(2), QuietSink())
         again = store.results([2])
     assert {r.task: r.status for r in again} == {r.task: "true" for r in proved}

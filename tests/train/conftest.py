@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from quokka.invariants.train.finetune import FinetuneConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -37,19 +41,15 @@ def tiny_finetuned(dataset_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
-    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+    from quokka.invariants.train.finetune import finetune
 
     out = tmp_path_factory.mktemp("model")
-    finetune(
-        FinetuneConfig(
-            data=dataset_dir,
-            out=out,
-            init_small="tiny",
-            max_steps=6,
-            batch_size=2,
-            save_steps=3,
-            progress=False,
-            bf16=True,
-        )
-    )
+    finetune(tiny_config(dataset_dir, out, max_steps=6, save_steps=3, bf16=True))
     return out
+
+
+def tiny_config(data: Path, out: Path, **changes: Any) -> FinetuneConfig:
+    """A new tiny model's training settings: two examples a batch, no progress display."""
+    from quokka.invariants.train.finetune import FinetuneConfig
+
+    return FinetuneConfig(data=data, out=out, init_small="tiny", batch_size=2, progress=False, **changes)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DEV, FILES
+from .conftest import DEV, FILES, tiny_config
 
 
 def test_loss_falls_and_summary(tiny_finetuned: Path) -> None:
@@ -63,19 +63,9 @@ def test_quokka_verify_runs_the_model(tiny_finetuned: Path, capsys: pytest.Captu
 
 
 def test_resume_continues_from_checkpoint(tiny_finetuned: Path, dataset_dir: Path) -> None:
-    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+    from quokka.invariants.train.finetune import finetune
 
-    s = finetune(
-        FinetuneConfig(
-            data=dataset_dir,
-            out=tiny_finetuned,
-            init_small="tiny",
-            max_steps=7,
-            batch_size=2,
-            save_steps=100,
-            progress=False,
-        )
-    )
+    s = finetune(tiny_config(dataset_dir, tiny_finetuned, max_steps=7, save_steps=100))
     assert s.steps == 7  # resumed at 6, one more step
 
 
@@ -93,12 +83,11 @@ def test_lora_without_peft_is_a_clear_error(
 def test_lora_trains_adapters_only_and_exports_them_merged(dataset_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("peft")
     torch = pytest.importorskip("torch")
-    from quokka.invariants.train.finetune import LORA_RANK, FinetuneConfig, finetune
+    from quokka.invariants.train.finetune import LORA_RANK, finetune
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    s = finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", lora=True, max_steps=2,
-                                batch_size=2, save_steps=100, progress=False))
+    s = finetune(tiny_config(dataset_dir, tmp_path, lora=True, max_steps=2, save_steps=100))
     assert s.steps == 2
     adapter = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
     assert adapter["peft_type"] == "LORA" and adapter["r"] == LORA_RANK
@@ -115,10 +104,9 @@ def test_lora_trains_adapters_only_and_exports_them_merged(dataset_dir: Path, tm
 
 def test_time_limit_stops_training_and_still_exports(dataset_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("transformers")
-    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+    from quokka.invariants.train.finetune import finetune
 
-    s = finetune(FinetuneConfig(data=dataset_dir, out=tmp_path, init_small="tiny", max_steps=10_000,
-                                batch_size=2, save_steps=10_000, progress=False, max_minutes=1e-9))
+    s = finetune(tiny_config(dataset_dir, tmp_path, max_steps=10_000, save_steps=10_000, max_minutes=1e-9))
     assert s.steps == 1  # the limit is checked after every step
     assert (tmp_path / "config.json").is_file() and (tmp_path / "summary.json").is_file()
 

@@ -27,7 +27,7 @@ def test_generate_cycles_sorted_templates_deterministically() -> None:
     assert [p.template for p in programs] == [*names, names[0]]
     assert generate(len(TEMPLATES) + 1, seed=5) == programs
     assert generate(len(TEMPLATES) + 1, seed=6) != programs
-    assert all(TEMPLATES[t][0] in ("linear", "polynomial") for t in TEMPLATES)
+    assert all(TEMPLATES[t].kind in ("linear", "polynomial") for t in TEMPLATES)
 
 
 def test_a_share_of_programs_asserts_its_invariant_in_the_loop() -> None:

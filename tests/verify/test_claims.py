@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from corpus import Doubling, doubling
 from quokka.invariants.verify import verify_path
 from quokka.server.diagnostics import diagnostics
 from quokka.server.model import STATUS_OK, Outcome
 from quokka.server.text import SourceText
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, lt, mul, num
+from quokka.verifier.builder import ProgramBuilder, add, eq, le, lt, mul, num
 from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.engines.base import Budget
-from quokka.verifier.ir import Goto, If, Program, Var
+from quokka.verifier.ir import Goto, If
 from quokka.verifier.options import Options
 from quokka.verifier.results import Result
 
@@ -36,22 +37,13 @@ int main() {
 """
 
 
-def _counter() -> tuple[Program, str, Var, Var, Var]:
+def _counter() -> Doubling:
     """n in [0, 100]; i, s = 0; while (i < n) { i++; s += 2; } assert(s == 2 * n)."""
-    b = ProgramBuilder("claims.c")
-    n, i, s = b.var("n"), b.var("i"), b.var("s")
-    b.havoc(n)
-    b.assume(and_(ge(n, num(0)), le(n, num(100))))
-    with b.loop() as loop:
-        b.if_break(ge(i, n))
-        b.assign(i, add(i, num(1)))
-        b.assign(s, add(s, num(2)))
-    b.check(eq(s, mul(num(2), n)))
-    return b.build(), loop, n, i, s
+    return doubling("claims.c", "isn", upper=100, bound_first=True)
 
 
 def test_a_wrong_claim_is_refuted_with_a_reachable_state_and_inputs() -> None:
-    program, loop, _, i, s = _counter()
+    program, loop, i, s, _ = _counter()
     wrong = Claim(loop, eq(s, mul(num(3), i)), "s == 3*i", 7)
     [report] = check_claims(program, [wrong], Budget.of(30))
     assert report.status == "refuted", report
@@ -61,7 +53,7 @@ def test_a_wrong_claim_is_refuted_with_a_reachable_state_and_inputs() -> None:
 
 
 def test_true_claims_are_valid_alone_or_with_a_certificate_and_unknown_without() -> None:
-    program, loop, n, i, s = _counter()
+    program, loop, i, s, n = _counter()
     inductive = Claim(loop, eq(s, mul(num(2), i)), "s == 2*i", 7)
     needs_help = Claim(loop, le(s, mul(num(2), n)), "s <= 2*n", 8)  # true, but not inductive alone
     alone = check_claims(program, [needs_help], Budget.of(30))

@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.verifier import fpsem
 from quokka.verifier.cexpr import CTypes, binary, convert
@@ -42,7 +43,7 @@ from quokka.verifier.ir import (
 from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig
 from quokka.verifier.printer import format_expr
-from quokka.verifier.replay import find_compiler, gcc_available, replay_with_compiler
+from quokka.verifier.replay import find_compiler, replay_with_compiler
 from quokka.verifier.results import Verdict
 from quokka.verifier.typecheck import check_program
 from quokka.verifier.witnesses import violation_witness
@@ -57,10 +58,6 @@ extern void reach_error(void);
 void __VERIFIER_assert(int c) { if (!c) reach_error(); }
 void assume_abort_if_not(int c) { if (!c) abort(); }
 """
-
-
-def needs_gcc(test):  # type: ignore[no-untyped-def]
-    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
 
 
 def program_of(body: str) -> Program:

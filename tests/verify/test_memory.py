@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.verifier.errors import FrontendError, UnsupportedFeature
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.interp import run
 from quokka.verifier.options import Options
-from quokka.verifier.replay import gcc_available
 from quokka.verifier.results import Verdict
 
 OPTIONS = Options(timeout_s=20, proposers=())
@@ -24,10 +24,6 @@ extern void reach_error(void);
 void __VERIFIER_assert(int c) { if (!c) reach_error(); }
 typedef struct node { struct node *next; int data; } Node;
 """
-
-
-def needs_gcc(test):  # type: ignore[no-untyped-def]
-    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
 
 
 def verify(tmp_path: Path, body: str):  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.svcomp.store import Store
 from quokka.verifier.cli import main
@@ -22,11 +23,7 @@ from quokka.verifier.interp import run
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.replay import InputDeclaration, gcc_available, instrument, replay_with_compiler
-from quokka.verifier.results import InputValue, Verdict
-
-
-def needs_gcc(test):
-    return pytest.mark.needs_gcc(pytest.mark.skipif(not gcc_available(), reason="no C compiler")(test))
+from quokka.verifier.results import Counterexample, InputValue, Verdict
 
 CODE2INV_26 = """\
 void assert(int cond) { if (!(cond)) { ERROR : { reach_error(); abort(); } } }
@@ -238,14 +235,20 @@ int main() {
 """
 
 
-def test_inputs_and_uninitialised_values_replay_in_order(tmp_path):
-    path = tmp_path / "twice.c"
-    path.write_text(TWICE)
+def _nondet_counterexample(tmp_path: Path, name: str, source: str) -> tuple[Path, Counterexample]:
+    """`source` written to `name` and verified reading uninitialised values as nondet: FALSE."""
+    path = tmp_path / name
+    path.write_text(source)
     result = verify_path(path, OPTIONS.with_(uninitialised="nondet"))
     assert result.verdict is Verdict.FALSE, result.reason
-    cex = result.counterexample
+    assert result.counterexample is not None
+    return path, result.counterexample
+
+
+def test_inputs_and_uninitialised_values_replay_in_order(tmp_path):
+    path, cex = _nondet_counterexample(tmp_path, "twice.c", TWICE)
     # n, then v in the first get(), b (declared without a value, never read), v in the second get()
-    assert cex is not None and [(i.origin, i.line) for i in cex.inputs] == [
+    assert [(i.origin, i.line) for i in cex.inputs] == [
         ("__VERIFIER_nondet_int", 8), ("uninitialised", 4), ("uninitialised", 9), ("uninitialised", 4),
     ]  # fmt: skip
     values = [i.value for i in cex.inputs]
@@ -285,12 +288,8 @@ int main() {
 
 
 def test_an_uninitialised_array_element_is_false_under_nondet_without_gcc(tmp_path):
-    path = tmp_path / "array.c"
-    path.write_text(ARRAY)
-    result = verify_path(path, OPTIONS.with_(uninitialised="nondet"))
-    assert result.verdict is Verdict.FALSE, result.reason
-    cex = result.counterexample
-    assert cex is not None and cex.confirmed_by == ("interpreter",)
+    path, cex = _nondet_counterexample(tmp_path, "array.c", ARRAY)
+    assert cex.confirmed_by == ("interpreter",)
     assert cex.uninitialised_reads == (f"{path}:5:7 a[]",)
     assert any(note.startswith("gcc replay skipped: a (uninitialised) is 7") for note in cex.replay_notes)
     assert verify_path(path, OPTIONS).verdict is Verdict.UNKNOWN  # strict: gcc cannot follow it

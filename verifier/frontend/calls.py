@@ -21,31 +21,11 @@ from typing import Any
 
 from pycparser import c_ast
 
-from .. import cexpr
+from .. import cexpr, ir
 from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
-from ..ir import (
-    DOUBLE,
-    FLOAT,
-    INT,
-    ArrayType,
-    Assert,
-    Assign,
-    Assume,
-    Binary,
-    Const,
-    Expr,
-    FloatType,
-    Havoc,
-    IntType,
-    ScalarType,
-    Scope,
-    Stmt,
-    Unary,
-    Var,
-)
 from ..properties import UNREACH_CALL
-from .ctype import CType, Signature
+from .ctype import STDINT_TYPES, CType, Signature
 from .expr import ExprLowerer
 from .state import LowerState
 
@@ -89,17 +69,10 @@ NONDET_TYPES = {
     "s32": "int",
     "s64": "long long",
     "loff_t": "long long",
-    "int8_t": "signed char",
-    "uint8_t": "unsigned char",
-    "int16_t": "short",
-    "uint16_t": "unsigned short",
-    "int32_t": "int",
-    "uint32_t": "unsigned int",
-    "int64_t": "long long",
-    "uint64_t": "unsigned long long",
+    **STDINT_TYPES,
 }
 NONDET_ALIASES = {"unknown": "int"}  # code2inv's nondeterministic condition
-NONDET_FLOATS = {"float": FLOAT, "double": DOUBLE}  # any value, NaNs and infinities included
+NONDET_FLOATS = {"float": ir.FLOAT, "double": ir.DOUBLE}  # any value, NaNs and infinities included
 NONDET_UNSUPPORTED = {
     "pointer": "pointer",
     "charp": "pointer",
@@ -133,7 +106,7 @@ def call_reading(property_name: str) -> CallReading:
 def _floating(sig: Signature) -> bool:
     """Whether a signature has a float result or parameter (e.g. libm's `sqrt`, `fabs`)."""
     params = [ty for _, ty in sig.params or ()]
-    return any(isinstance(ty, FloatType) for ty in [sig.ret, *params])
+    return any(isinstance(ty, ir.FloatType) for ty in [sig.ret, *params])
 
 
 def ends_with_return(body: Any) -> bool:
@@ -156,11 +129,11 @@ class CallLowerer(ExprLowerer):
         self.reading = call_reading(st.property_name)
 
     def function_body(
-        self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
-    ) -> list[Stmt]:
+        self, fdef: c_ast.FuncDef, sig: Signature, args: list[ir.Expr], ret: ir.Var | None, coord: Any
+    ) -> list[ir.Stmt]:
         raise NotImplementedError
 
-    def call(self, node: c_ast.FuncCall, out: list[Stmt], want: bool) -> Expr | None:
+    def call(self, node: c_ast.FuncCall, out: list[ir.Stmt], want: bool) -> ir.Expr | None:
         self.check_effects_allowed(node, "a function call")
         if not isinstance(node.name, c_ast.ID):
             raise UnsupportedFeature(self.st.coord(node), "function pointer call")
@@ -168,7 +141,7 @@ class CallLowerer(ExprLowerer):
         args: list[Any] = list(node.args.exprs) if node.args else []
         if name in self.reading.errors:
             coord = self.st.coord(node)
-            out.append(Assert(Const(0, INT), coord, self.st.site or coord))
+            out.append(ir.Assert(ir.Const(0, ir.INT), coord, self.st.site or coord))
             return None
         if name in self.functions:
             return self.inline(self.functions[name], node, args, out, want)
@@ -177,8 +150,8 @@ class CallLowerer(ExprLowerer):
     # ------------------------------------------------------------------ builtins
 
     def builtin(
-        self, name: str, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool
-    ) -> Expr | None:
+        self, name: str, node: c_ast.FuncCall, args: list[Any], out: list[ir.Stmt], want: bool
+    ) -> ir.Expr | None:
         coord = self.st.coord(node)
         if name.startswith(NONDET_PREFIX) or name in NONDET_ALIASES:
             self._arity(node, name, args, 0)
@@ -191,14 +164,14 @@ class CallLowerer(ExprLowerer):
             self._arity(node, name, args, 1)
             cond = cexpr.truth(self.builtin_args(name, node, args, out)[0])
             if name in self.reading.asserts:
-                out.append(Assert(cond, coord, self.st.site or coord))
+                out.append(ir.Assert(cond, coord, self.st.site or coord))
             else:
-                out.append(Assume(cond, coord))
+                out.append(ir.Assume(cond, coord))
             return None
         if name in EXIT_FUNCTIONS or name in self.reading.aborts:
             if name in EXIT_FUNCTIONS:
                 self.builtin_args(name, node, args, out)
-            out.append(Assume(Const(0, INT), coord))
+            out.append(ir.Assume(ir.Const(0, ir.INT), coord))
             return None
         if name in NOOP_FUNCTIONS:
             return None
@@ -224,8 +197,8 @@ class CallLowerer(ExprLowerer):
         raise UnsupportedFeature(coord, "call to an undeclared function", name)
 
     def allocate(
-        self, name: str, args: list[Any], out: list[Stmt], want: bool, coord: Coord | None
-    ) -> Expr | None:
+        self, name: str, args: list[Any], out: list[ir.Stmt], want: bool, coord: Coord | None
+    ) -> ir.Expr | None:
         """A new object (`memory`); the requested size does not matter to the model."""
         for arg in args:
             self.effect(arg, out)
@@ -234,10 +207,10 @@ class CallLowerer(ExprLowerer):
         if not want:
             return None
         new = self.st.temp(top.type, "new")
-        out.append(Assign(new.name, top, coord))
+        out.append(ir.Assign(new.name, top, coord))
         return new
 
-    def allocate_block(self, block: Var, node: Any, out: list[Stmt], coord: Coord | None) -> None:
+    def allocate_block(self, block: ir.Var, node: Any, out: list[ir.Stmt], coord: Coord | None) -> None:
         """`block = malloc(size)` (or calloc, alloca): fresh contents, `size / sizeof(T)` elements."""
         call = node
         while isinstance(call, c_ast.Cast):
@@ -246,26 +219,25 @@ class CallLowerer(ExprLowerer):
             call.name.name if isinstance(call, c_ast.FuncCall) and isinstance(call.name, c_ast.ID) else None
         )
         length = self.st.memory.blocks[block.name]
-        assert isinstance(length.type, IntType)
+        assert isinstance(length.type, ir.IntType)
         if name not in ALLOCATION_FUNCTIONS or name in self.functions:
             if cexpr.const_value(self.value(call, out)) != 0:
                 raise UnsupportedFeature(coord, "pointer to an integer not from malloc")
-            out.append(Havoc(block.name, coord, UNINITIALISED))
-            out.append(Assign(length.name, Const(0, length.type), coord))
+            out.append(ir.Havoc(block.name, coord, UNINITIALISED))
+            out.append(ir.Assign(length.name, ir.Const(0, length.type), coord))
             return
         args = list(call.args.exprs) if call.args else []
         self._arity(call, name, args, 2 if name == "calloc" else 1)
         sizes = [cexpr.convert(v, self.st.ct.size_t) for v in self.arguments(args, out)]
         size = sizes[0] if len(sizes) == 1 else self.binary("*", sizes[0], sizes[1], call)
-        assert isinstance(block.type, ArrayType)
-        elem_bytes = Const(self.types.size_of(block.type.elem, call), self.st.ct.size_t)
+        assert isinstance(block.type, ir.ArrayType)
+        elem_bytes = ir.Const(self.types.size_of(block.type.elem, call), self.st.ct.size_t)
         origin = CALLOC_ORIGIN if ALLOCATION_FUNCTIONS[name] else UNINITIALISED
-        out.append(Havoc(block.name, coord, origin))
-        out.append(
-            Assign(length.name, cexpr.convert(self.binary("/", size, elem_bytes, call), length.type), coord)
-        )
+        out.append(ir.Havoc(block.name, coord, origin))
+        count = cexpr.convert(self.binary("/", size, elem_bytes, call), length.type)
+        out.append(ir.Assign(length.name, count, coord))
 
-    def output(self, args: list[Any], out: list[Stmt]) -> None:
+    def output(self, args: list[Any], out: list[ir.Stmt]) -> None:
         """An output call whose result is unused: what its arguments compute, without the text."""
         for arg in args:
             if not isinstance(arg, (c_ast.Constant, c_ast.ID)):  # a string, or a read of a variable
@@ -285,7 +257,7 @@ class CallLowerer(ExprLowerer):
         except UnsupportedFeature as exc:
             raise UnsupportedFeature(self.st.coord(node), exc.feature, f"call to {name}") from None
 
-    def builtin_args(self, name: str, node: Any, args: list[Any], out: list[Stmt]) -> list[Expr]:
+    def builtin_args(self, name: str, node: Any, args: list[Any], out: list[ir.Stmt]) -> list[ir.Expr]:
         """Argument values, converted to the declared parameter types when a prototype exists."""
         sig = self.signature_of(name, node)
         values = self.arguments(args, out)
@@ -297,17 +269,17 @@ class CallLowerer(ExprLowerer):
             for i, v in enumerate(values)
         ]
 
-    def _convert_arg(self, value: Expr, ty: CType, name: str, node: Any) -> Expr:
-        if not isinstance(ty, (IntType, FloatType)):
+    def _convert_arg(self, value: ir.Expr, ty: CType, name: str, node: Any) -> ir.Expr:
+        if not isinstance(ty, (ir.IntType, ir.FloatType)):
             raise FrontendError(self.st.coord(node), f"parameter of {name} has type {ty.name}")
         try:
             return cexpr.convert(value, ty)
         except TypeError:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)", name) from None
 
-    def arguments(self, args: list[Any], out: list[Stmt]) -> list[Expr]:
+    def arguments(self, args: list[Any], out: list[ir.Stmt]) -> list[ir.Expr]:
         """Argument values left to right; earlier ones are saved if later ones write what they read."""
-        values: list[Expr] = []
+        values: list[ir.Expr] = []
         for a in args:
             pos = len(out)
             v = self.value(a, out)
@@ -315,7 +287,7 @@ class CallLowerer(ExprLowerer):
             values.append(v)
         return values
 
-    def nondet(self, name: str, node: Any, out: list[Stmt]) -> Expr:
+    def nondet(self, name: str, node: Any, out: list[ir.Stmt]) -> ir.Expr:
         coord = self.st.coord(node)
         sig = self.signature_of(name, node)
         suffix = NONDET_ALIASES.get(name) or name[len(NONDET_PREFIX) :]
@@ -332,28 +304,28 @@ class CallLowerer(ExprLowerer):
             raise UnsupportedFeature(coord, NONDET_UNSUPPORTED[suffix], name)
         else:
             raise UnsupportedFeature(coord, "unknown nondeterministic function", name)
-        if not isinstance(ty, (IntType, FloatType)):
+        if not isinstance(ty, (ir.IntType, ir.FloatType)):
             raise UnsupportedFeature(coord, f"{ty.name} result", name)
         t = self.st.temp(ty, "nd")
-        out.append(Havoc(t.name, coord, name))
+        out.append(ir.Havoc(t.name, coord, name))
         return t
 
-    def absolute(self, name: str, node: Any, args: list[Any], out: list[Stmt]) -> Expr:
+    def absolute(self, name: str, node: Any, args: list[Any], out: list[ir.Stmt]) -> ir.Expr:
         ty = self.st.ct.named(ABS_FUNCTIONS[name])
         x = cexpr.convert(self.arguments(args, out)[0], ty)
-        neg = self.record(Unary("-", x, ty), node)
-        return cexpr.conditional(self.st.ct, self.binary("<", x, Const(0, INT), node), neg, x)
+        neg = self.record(ir.Unary("-", x, ty), node)
+        return cexpr.conditional(self.st.ct, self.binary("<", x, ir.Const(0, ir.INT), node), neg, x)
 
     # ------------------------------------------------------------------ sqrt
 
-    def converted(self, node: Any, ty: ScalarType, out: list[Stmt]) -> Expr:
+    def converted(self, node: Any, ty: ir.ScalarType, out: list[ir.Stmt]) -> ir.Expr:
         """As `ExprLowerer.converted`; `int_var = sqrt(int_expr)` is lowered exactly (see `int_sqrt`)."""
         inner, target = node, ty
         if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.FuncCall):
             cast_to = self.types.resolve(node.to_type)
-            if isinstance(cast_to, IntType):
+            if isinstance(cast_to, ir.IntType):
                 inner, target = node.expr, cast_to
-        if isinstance(target, IntType) and self._is_libm_sqrt(inner) and not target.is_bool:
+        if isinstance(target, ir.IntType) and self._is_libm_sqrt(inner) and not target.is_bool:
             root = self.int_sqrt(inner, target, out)
             if root is not None:
                 return cexpr.convert(root, ty)
@@ -368,7 +340,7 @@ class CallLowerer(ExprLowerer):
         ret = getattr(proto.type, "type", None)
         return isinstance(ret, c_ast.IdentifierType) and ret.names == ["double"]
 
-    def int_sqrt(self, node: c_ast.FuncCall, ty: IntType, out: list[Stmt]) -> Expr | None:
+    def int_sqrt(self, node: c_ast.FuncCall, ty: ir.IntType, out: list[ir.Stmt]) -> ir.Expr | None:
         """`(ty) sqrt(n)` for an integer n of at most 32 bits, where double arithmetic is exact.
 
         The result is a fresh value r of `ty` with r*r <= n < (r+1)*(r+1) (computed in long long,
@@ -380,38 +352,38 @@ class CallLowerer(ExprLowerer):
             return None
         pos = len(out)
         arg = self.value(args[0], out)
-        if not isinstance(arg.type, IntType) or arg.type.bits > 32:
+        if not isinstance(arg.type, ir.IntType) or arg.type.bits > 32:
             del out[pos:]  # evaluated again as an ordinary (unsupported) call
             return None
         aty = arg.type
         ll = self.st.ct.named("long long")
         n = cexpr.convert(arg, ll)
         root = self.st.temp(ty, "sqrt")
-        out.append(Havoc(root.name, self.st.coord(node), "sqrt"))
+        out.append(ir.Havoc(root.name, self.st.coord(node), "sqrt"))
         r = cexpr.convert(root, ll)
-        r1 = Binary("+", r, Const(1, ll), ll)
-        exact = Binary(
+        r1 = ir.Binary("+", r, ir.Const(1, ll), ll)
+        exact = ir.Binary(
             "&&",
-            Binary("<=", Binary("*", r, r, ll), n, INT),
-            Binary("<", n, Binary("*", r1, r1, ll), INT),
-            INT,
+            ir.Binary("<=", ir.Binary("*", r, r, ll), n, ir.INT),
+            ir.Binary("<", n, ir.Binary("*", r1, r1, ll), ir.INT),
+            ir.INT,
         )
-        options: list[Expr] = [exact]
+        options: list[ir.Expr] = [exact]
         if aty.signed:
-            options.append(Binary("<", n, Const(0, ll), INT))
+            options.append(ir.Binary("<", n, ir.Const(0, ll), ir.INT))
         if math.isqrt(aty.max) > ty.max:
-            options.append(Binary(">=", n, Const((ty.max + 1) ** 2, ll), INT))
+            options.append(ir.Binary(">=", n, ir.Const((ty.max + 1) ** 2, ll), ir.INT))
         cond = options[0]
         for extra in options[1:]:
-            cond = Binary("||", cond, extra, INT)
-        out.append(Assume(cond, self.st.coord(node)))
+            cond = ir.Binary("||", cond, extra, ir.INT)
+        out.append(ir.Assume(cond, self.st.coord(node)))
         return root
 
     # ------------------------------------------------------------------ inlining
 
     def inline(
-        self, fdef: c_ast.FuncDef, node: c_ast.FuncCall, args: list[Any], out: list[Stmt], want: bool
-    ) -> Expr | None:
+        self, fdef: c_ast.FuncDef, node: c_ast.FuncCall, args: list[Any], out: list[ir.Stmt], want: bool
+    ) -> ir.Expr | None:
         name: str = fdef.decl.name
         coord = self.st.coord(node)
         if name in self.st.call_stack:
@@ -422,12 +394,12 @@ class CallLowerer(ExprLowerer):
         self._check_call_arity(sig, name, args, node)
         values = self.arguments(args, out)
         ret = None
-        if want and isinstance(sig.ret, (IntType, FloatType)):
+        if want and isinstance(sig.ret, (ir.IntType, ir.FloatType)):
             ret = self.st.temp(sig.ret, f"{name}.ret")
             if not ends_with_return(fdef.body):
-                out.append(Havoc(ret.name, coord, "no return value"))
+                out.append(ir.Havoc(ret.name, coord, "no return value"))
         body = self.function_body(fdef, sig, values, ret, coord)
-        out.append(Scope(name, tuple(body), coord))
+        out.append(ir.Scope(name, tuple(body), coord))
         return ret
 
     def _check_call_arity(self, sig: Signature, name: str, args: list[Any], node: Any) -> None:

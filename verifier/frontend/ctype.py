@@ -22,6 +22,16 @@ from .memory import BlockType, StructInfo
 from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding
 
 MAX_ARRAY = 1 << 24
+STDINT_TYPES = {  # <stdint.h>'s exact-width types, as C types of that width (LP64 and ILP32)
+    "int8_t": "signed char",
+    "uint8_t": "unsigned char",
+    "int16_t": "short",
+    "uint16_t": "unsigned short",
+    "int32_t": "int",
+    "uint32_t": "unsigned int",
+    "int64_t": "long long",
+    "uint64_t": "unsigned long long",
+}
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,12 @@ class Signature:
     variadic: bool = False
 
 
+_UNSUPPORTED_TYPES = {c_ast.Union: "union", c_ast.TypeOf: "typeof", c_ast.BitIntType: "_BitInt"}
+_UNSUPPORTED_POINTEES = {
+    c_ast.PtrDecl: "pointer to a pointer",
+    c_ast.FuncDecl: "function pointer",
+    c_ast.ArrayDecl: "pointer to an array",
+}
 _FLOATS = {"float", "double", "_Complex", "_Imaginary", "_Decimal32", "_Decimal64", "_Decimal128"}
 _WORDS = {"signed", "unsigned", "char", "short", "int", "long", "_Bool", "void"}
 
@@ -118,13 +134,7 @@ class TypeResolver:
             return self.enum(node)
         if isinstance(node, c_ast.Struct):
             return StructType(self.struct(node))
-        if isinstance(node, c_ast.Union):
-            raise self.unsupported(node, "union")
-        if isinstance(node, c_ast.TypeOf):
-            raise self.unsupported(node, "typeof")
-        if isinstance(node, c_ast.BitIntType):
-            raise self.unsupported(node, "_BitInt")
-        raise self.unsupported(node, f"type {type(node).__name__}")
+        raise self.unsupported(node, _UNSUPPORTED_TYPES.get(type(node), f"type {type(node).__name__}"))
 
     def identifier_type(self, node: c_ast.IdentifierType) -> CType:
         names = list(node.names)
@@ -166,12 +176,8 @@ class TypeResolver:
     def pointer(self, node: c_ast.PtrDecl) -> IntType | BlockType:
         """`T *`: a pointer type of the heap model (a struct or void target), or a block."""
         target = node.type
-        if isinstance(target, c_ast.PtrDecl):
-            raise self.unsupported(node, "pointer to a pointer")
-        if isinstance(target, c_ast.FuncDecl):
-            raise self.unsupported(node, "function pointer")
-        if isinstance(target, c_ast.ArrayDecl):
-            raise self.unsupported(node, "pointer to an array")
+        if type(target) in _UNSUPPORTED_POINTEES:
+            raise self.unsupported(node, _UNSUPPORTED_POINTEES[type(target)])
         pointee = self.resolve(target)
         memory = self.st.memory
         if isinstance(pointee, StructType):

@@ -17,7 +17,7 @@ from ..cexpr import CTypes
 from ..errors import Coord, InputError, UnsupportedFeature
 from ..ir import Expr, IntType, Program, Stmt
 from .coords import CoordMap
-from .ctype import canonical_int_name
+from .ctype import STDINT_TYPES, canonical_int_name
 from .expr import ExprLowerer
 from .preprocess import Preprocessed
 from .state import ConstBinding, LowerState, VarBinding
@@ -57,17 +57,7 @@ _PREC = {
 }
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _TYPE_WORDS = {"signed", "unsigned", "char", "short", "int", "long", "_Bool", "const", "volatile"}
-_TYPEDEFS = {
-    "int8_t": "signed char",
-    "uint8_t": "unsigned char",
-    "int16_t": "short",
-    "uint16_t": "unsigned short",
-    "int32_t": "int",
-    "uint32_t": "unsigned int",
-    "int64_t": "long long",
-    "uint64_t": "unsigned long long",
-    "bool": "_Bool",
-}
+_TYPEDEFS = {**STDINT_TYPES, "bool": "_Bool"}
 
 
 class _Parser:

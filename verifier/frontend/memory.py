@@ -28,23 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import ir
 from ..errors import Coord
-from ..ir import (
-    INT,
-    ArrayType,
-    Assign,
-    Assume,
-    Binary,
-    Cast,
-    Const,
-    Expr,
-    Havoc,
-    IntType,
-    Stmt,
-    Store,
-    Type,
-    Var,
-)
 
 if TYPE_CHECKING:
     from .state import LowerState
@@ -60,7 +45,7 @@ class StructInfo:
     type the model does not cover, with the feature to report when one is used."""
 
     tag: str
-    fields: dict[str, IntType] | None = None
+    fields: dict[str, ir.IntType] | None = None
     unsupported: dict[str, str] = field(default_factory=dict)
 
 
@@ -68,7 +53,7 @@ class StructInfo:
 class BlockType:
     """The C type `T *` for an integer type T: a pointer the model treats as its block."""
 
-    elem: IntType
+    elem: ir.IntType
 
     @property
     def name(self) -> str:
@@ -82,9 +67,9 @@ class Memory:
         self.pointer_bits = pointer_bits
         self.structs: dict[str, StructInfo] = {}
         self.pointees: dict[str, StructInfo | None] = {}  # pointer type name -> struct (None: void)
-        self.field_arrays: dict[tuple[str, str], Var] = {}
-        self.blocks: dict[str, Var] = {}  # block variable -> its length variable
-        self.top: Var | None = None
+        self.field_arrays: dict[tuple[str, str], ir.Var] = {}
+        self.blocks: dict[str, ir.Var] = {}  # block variable -> its length variable
+        self.top: ir.Var | None = None
         self.anonymous = 0
         self.untagged: dict[int, StructInfo] = {}
 
@@ -100,67 +85,67 @@ class Memory:
             self.structs[tag] = self.untagged[node_id]
         return self.structs.setdefault(tag, StructInfo(tag))
 
-    def pointer_type(self, target: StructInfo | None) -> IntType:
+    def pointer_type(self, target: StructInfo | None) -> ir.IntType:
         name = "void *" if target is None else f"struct {target.tag} *"
         self.pointees[name] = target
-        return IntType(name, self.pointer_bits, True)
+        return ir.IntType(name, self.pointer_bits, True)
 
     @staticmethod
     def is_pointer(ty: object) -> bool:
-        return isinstance(ty, IntType) and ty.is_pointer
+        return isinstance(ty, ir.IntType) and ty.is_pointer
 
-    def target(self, ty: IntType) -> StructInfo | None:
+    def target(self, ty: ir.IntType) -> StructInfo | None:
         return self.pointees.get(ty.name)
 
-    def declared_type(self, name: str, ty: Type) -> Type | BlockType:
+    def declared_type(self, name: str, ty: ir.Type) -> ir.Type | BlockType:
         """The C type of variable `name` whose IR type is `ty` (a block's is `T *`)."""
-        if name in self.blocks and isinstance(ty, ArrayType):
+        if name in self.blocks and isinstance(ty, ir.ArrayType):
             return BlockType(ty.elem)
         return ty
 
-    def null(self) -> Const:
-        return Const(0, self.pointer_type(None))
+    def null(self) -> ir.Const:
+        return ir.Const(0, self.pointer_type(None))
 
     # ------------------------------------------------------------------ heap variables
 
-    def field_array(self, st: LowerState, info: StructInfo, name: str) -> Var:
+    def field_array(self, st: LowerState, info: StructInfo, name: str) -> ir.Var:
         """The array of field `name` of `info`, declared (and havocked at the start) on first use."""
         key = (info.tag, name)
         var = self.field_arrays.get(key)
         if var is None:
             assert info.fields is not None
-            ty = ArrayType(info.fields[name], None)
+            ty = ir.ArrayType(info.fields[name], None)
             var = st.declare(f"->{name}", ty, HEAP, None, name=st.reserve(f"{info.tag}.{name}", True))
-            st.init.append(Havoc(var.name, None, FRESH))
+            st.init.append(ir.Havoc(var.name, None, FRESH))
             self.field_arrays[key] = var
         return var
 
-    def allocation_counter(self, st: LowerState) -> Var:
+    def allocation_counter(self, st: LowerState) -> ir.Var:
         if self.top is None:
             self.top = st.declare("heap.top", self.null().type, HEAP, None, name=st.reserve("heap.top", True))
-            st.init.append(Assign(self.top.name, self.null()))
+            st.init.append(ir.Assign(self.top.name, self.null()))
         return self.top
 
-    def allocated(self, st: LowerState, pointer: Expr) -> Expr:
+    def allocated(self, st: LowerState, pointer: ir.Expr) -> ir.Expr:
         """`pointer` names an allocated object: 0 < pointer <= heap.top (what a dereference assumes)."""
         top = self.allocation_counter(st)
         ty = self.null().type
-        p = pointer if pointer.type == ty else Cast(pointer, ty)
-        return Binary("&&", Binary(">", p, Const(0, ty), INT), Binary("<=", p, top, INT), INT)
+        p = pointer if pointer.type == ty else ir.Cast(pointer, ty)
+        above_null = ir.Binary(">", p, ir.Const(0, ty), ir.INT)
+        return ir.Binary("&&", above_null, ir.Binary("<=", p, top, ir.INT), ir.INT)
 
-    def allocate(self, st: LowerState, coord: Coord | None, zero: bool) -> tuple[list[Stmt], Expr]:
+    def allocate(self, st: LowerState, coord: Coord | None, zero: bool) -> tuple[list[ir.Stmt], ir.Expr]:
         """The statements of one allocation (`calloc`: `zero`), and the new object's number."""
         top = self.allocation_counter(st)
         ty = self.null().type
-        fits = Binary(
-            "&&", Binary(">=", top, Const(0, ty), INT), Binary("<", top, Const(ty.max, ty), INT), INT
-        )
-        out: list[Stmt] = [Assume(fits, coord), Assign(top.name, Binary("+", top, Const(1, ty), ty), coord)]
+        low = ir.Binary(">=", top, ir.Const(0, ty), ir.INT)
+        fits = ir.Binary("&&", low, ir.Binary("<", top, ir.Const(ty.max, ty), ir.INT), ir.INT)
+        bump = ir.Assign(top.name, ir.Binary("+", top, ir.Const(1, ty), ty), coord)
+        out: list[ir.Stmt] = [ir.Assume(fits, coord), bump]
         if zero:
             for info in list(self.structs.values()):
                 for name, fty in (info.fields or {}).items():
                     array = self.field_array(st, info, name)
-                    out.append(
-                        Assign(array.name, Store(array, top, Const(0, fty), ArrayType(fty, None)), coord)
-                    )
+                    zeroed = ir.Store(array, top, ir.Const(0, fty), ir.ArrayType(fty, None))
+                    out.append(ir.Assign(array.name, zeroed, coord))
         return out, top

@@ -9,32 +9,9 @@ from typing import Any
 
 from pycparser import c_ast
 
-from .. import cexpr
+from .. import cexpr, ir
 from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
-from ..ir import (
-    INT,
-    ArrayType,
-    Assign,
-    Break,
-    Const,
-    Continue,
-    Expr,
-    FloatConst,
-    FloatType,
-    Goto,
-    Havoc,
-    If,
-    IntType,
-    Label,
-    Loop,
-    LoopInfo,
-    Return,
-    Scope,
-    Stmt,
-    Var,
-    stmt_children,
-)
 from .calls import CallLowerer
 from .ctype import VOID, CType, Signature, StructType
 from .gotos import GotoContext, GotoPlan, plan_gotos
@@ -46,15 +23,15 @@ MAX_STATEMENTS = 300_000
 MAX_INIT_ARRAY = 4096
 
 
-def has_continue(block: list[Stmt]) -> bool:
+def has_continue(block: list[ir.Stmt]) -> bool:
     """A `continue` in `block` that belongs to the loop around it (not to a nested loop)."""
-    stack: list[Stmt] = list(block)
+    stack: list[ir.Stmt] = list(block)
     while stack:
         s = stack.pop()
-        if isinstance(s, Continue):
+        if isinstance(s, ir.Continue):
             return True
-        if not isinstance(s, (Loop, Scope)):
-            for sub in stmt_children(s):
+        if not isinstance(s, (ir.Loop, ir.Scope)):
+            for sub in ir.stmt_children(s):
                 stack.extend(sub)
     return False
 
@@ -96,7 +73,7 @@ class StmtLowerer(CallLowerer):
         self, st: LowerState, functions: dict[str, c_ast.FuncDef], prototypes: dict[str, Any]
     ) -> None:
         super().__init__(st, functions, prototypes)
-        self.ret_stack: list[tuple[Var | None, CType]] = []
+        self.ret_stack: list[tuple[ir.Var | None, CType]] = []
         self._goto_plans: dict[int, GotoPlan] = {}
         self._stmt_table: dict[type, Any] = {
             c_ast.Compound: lambda n, out: out.extend(self.block(n)),
@@ -130,8 +107,8 @@ class StmtLowerer(CallLowerer):
     # ------------------------------------------------------------------ functions
 
     def function_body(
-        self, fdef: c_ast.FuncDef, sig: Signature, args: list[Expr], ret: Var | None, coord: Any
-    ) -> list[Stmt]:
+        self, fdef: c_ast.FuncDef, sig: Signature, args: list[ir.Expr], ret: ir.Var | None, coord: Any
+    ) -> list[ir.Stmt]:
         st = self.st
         saved, depth = (st.scopes, st.breakables, st.gotos), len(st.loop_stack)
         st.scopes, st.breakables = st.scopes.function_scope(), []
@@ -139,13 +116,13 @@ class StmtLowerer(CallLowerer):
         self.ret_stack.append((ret, sig.ret))
         try:
             st.gotos = self.goto_context(fdef)
-            body: list[Stmt] = []
+            body: list[ir.Stmt] = []
             for (pname, pty), value in zip(sig.params or (), args, strict=False):
-                assert isinstance(pty, (IntType, FloatType))
+                assert isinstance(pty, (ir.IntType, ir.FloatType))
                 var = st.declare(pname or "arg", pty, "param", coord, plain=False)
                 if pname:
                     st.scopes.define(pname, VarBinding(var.name, pty))
-                body.append(Assign(var.name, cexpr.convert(value, pty), coord))
+                body.append(ir.Assign(var.name, cexpr.convert(value, pty), coord))
             body += self.stmts(list(fdef.body.block_items or []))
             return body
         finally:
@@ -163,11 +140,11 @@ class StmtLowerer(CallLowerer):
 
     # ------------------------------------------------------------------ blocks
 
-    def statement_expression(self, node: c_ast.Compound, out: list[Stmt]) -> None:
+    def statement_expression(self, node: c_ast.Compound, out: list[ir.Stmt]) -> None:
         self.check_effects_allowed(node, "a statement expression")
         out.extend(self.block(node))
 
-    def block(self, node: Any) -> list[Stmt]:
+    def block(self, node: Any) -> list[ir.Stmt]:
         """A statement as a block with its own scope."""
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
         self.st.scopes.push()
@@ -176,9 +153,9 @@ class StmtLowerer(CallLowerer):
         finally:
             self.st.scopes.pop()
 
-    def stmts(self, items: list[Any]) -> list[Stmt]:
+    def stmts(self, items: list[Any]) -> list[ir.Stmt]:
         """A statement list; after a `break` out of an enclosing switch the rest is skipped."""
-        out: list[Stmt] = []
+        out: list[ir.Stmt] = []
         ctx = self.st.breakables[-1] if self.st.breakables else None
         for k, item in enumerate(items):
             before = ctx.uses if ctx else 0
@@ -186,11 +163,11 @@ class StmtLowerer(CallLowerer):
             if ctx is not None and ctx.uses > before and k + 1 < len(items):
                 rest = self.stmts(items[k + 1 :])
                 if rest and ctx.flag is not None:
-                    out.append(If(cexpr.negate(Var(ctx.flag, INT)), tuple(rest), ()))
+                    out.append(ir.If(cexpr.negate(ir.Var(ctx.flag, ir.INT)), tuple(rest), ()))
                 return out
         return out
 
-    def stmt(self, node: Any, out: list[Stmt]) -> None:
+    def stmt(self, node: Any, out: list[ir.Stmt]) -> None:
         st = self.st
         st.size += 1
         if st.size > MAX_STATEMENTS:
@@ -210,11 +187,11 @@ class StmtLowerer(CallLowerer):
         with contextlib.suppress(UnsupportedFeature):
             self.types.resolve(node.type)  # defines the constants of an enum declared here
 
-    def _decl_list(self, node: c_ast.DeclList, out: list[Stmt]) -> None:
+    def _decl_list(self, node: c_ast.DeclList, out: list[ir.Stmt]) -> None:
         for d in node.decls:
             self.declaration(d, out)
 
-    def declaration(self, node: c_ast.Decl, out: list[Stmt]) -> None:
+    def declaration(self, node: c_ast.Decl, out: list[ir.Stmt]) -> None:
         if isinstance(node.type, c_ast.FuncDecl):
             if node.name not in self.functions:
                 self.prototypes[node.name] = node.type
@@ -247,41 +224,43 @@ class StmtLowerer(CallLowerer):
         self.st.scopes.define(node.name, VarBinding(var.name, ty))
         self.initialize(var, node.init, out, coord)
 
-    def complete(self, ty: CType, init: Any, node: Any) -> IntType | FloatType | ArrayType | BlockType:
+    def complete(
+        self, ty: CType, init: Any, node: Any
+    ) -> ir.IntType | ir.FloatType | ir.ArrayType | BlockType:
         """The declared type, with the size of `int a[] = {...}` taken from the initialiser."""
         if isinstance(ty, StructType):
             raise UnsupportedFeature(self.st.coord(node), "struct", f"variable of type {ty.name}")
         if isinstance(ty, BlockType):
             return ty
-        if isinstance(ty, FloatType):
+        if isinstance(ty, ir.FloatType):
             return ty
-        if ty == VOID or not isinstance(ty, (IntType, ArrayType)):
+        if ty == VOID or not isinstance(ty, (ir.IntType, ir.ArrayType)):
             raise FrontendError(self.st.coord(node), "variable of type void")
-        if isinstance(ty, ArrayType) and ty.size is None:
+        if isinstance(ty, ir.ArrayType) and ty.size is None:
             if not isinstance(init, c_ast.InitList):
                 raise FrontendError(self.st.coord(node), "array without a size")
             indices = self.array_values(ty, init, []).keys()
-            return ArrayType(ty.elem, max(indices, default=-1) + 1)
+            return ir.ArrayType(ty.elem, max(indices, default=-1) + 1)
         return ty
 
-    def _block_local(self, node: c_ast.Decl, ty: BlockType, out: list[Stmt]) -> None:
+    def _block_local(self, node: c_ast.Decl, ty: BlockType, out: list[ir.Stmt]) -> None:
         coord = self.st.coord(node)
         if "static" in (node.storage or []):
             raise UnsupportedFeature(coord, "static pointer to an integer", node.name)
         var = self.declare_block(node.name, ty, "local", coord, self._skipped_name(node))
         if node.init is None:
             length = self.st.memory.blocks[var.name]
-            out += [Havoc(var.name, coord, UNINITIALISED), Havoc(length.name, coord, UNINITIALISED)]
+            out += [ir.Havoc(var.name, coord, UNINITIALISED), ir.Havoc(length.name, coord, UNINITIALISED)]
         else:
             self.allocate_block(var, node.init, out, coord)
 
     def declare_block(
         self, c_name: str, ty: BlockType, kind: str, coord: Coord | None, name: str | None = None
-    ) -> Var:
+    ) -> ir.Var:
         """A block variable (`memory`): the array, its length, its binding."""
         st = self.st
         var = st.declare(
-            c_name, ArrayType(ty.elem, None), kind, coord, plain=len(st.call_stack) <= 1, name=name
+            c_name, ir.ArrayType(ty.elem, None), kind, coord, plain=len(st.call_stack) <= 1, name=name
         )
         st.memory.blocks[var.name] = st.temp(st.ct.size_t, f"{var.name}.len")
         st.scopes.define(c_name, VarBinding(var.name, var.type))
@@ -293,7 +272,7 @@ class StmtLowerer(CallLowerer):
             raise UnsupportedFeature(self.st.coord(node), "extern variable without a definition", node.name)
         self.st.scopes.define(node.name, binding)
 
-    def _static_local(self, node: c_ast.Decl, ty: IntType | FloatType | ArrayType) -> None:
+    def _static_local(self, node: c_ast.Decl, ty: ir.IntType | ir.FloatType | ir.ArrayType) -> None:
         coord = self.st.coord(node)
         key = (self.st.call_stack[-1], coord.line if coord else 0, coord.column if coord else 0)
         binding = self.st.statics.get(key)
@@ -303,50 +282,50 @@ class StmtLowerer(CallLowerer):
             binding = self.st.statics[key] = VarBinding(var.name, ty)
         self.st.scopes.define(node.name, binding)
 
-    def static_init(self, var: Var, init: Any, coord: Coord | None) -> list[Stmt]:
+    def static_init(self, var: ir.Var, init: Any, coord: Coord | None) -> list[ir.Stmt]:
         """The start-of-program statements giving a global/static its C initial value (0 if none)."""
-        out: list[Stmt] = []
+        out: list[ir.Stmt] = []
         length = self.st.memory.blocks.get(var.name)
         if length is not None:
             if init is not None:
                 raise UnsupportedFeature(coord, "initialised global pointer to an integer")
             return [
-                Havoc(var.name, coord, UNINITIALISED),
-                Assign(length.name, Const(0, self.st.ct.size_t), coord),
+                ir.Havoc(var.name, coord, UNINITIALISED),
+                ir.Assign(length.name, ir.Const(0, self.st.ct.size_t), coord),
             ]
         with self.no_effects(lambda c, what: FrontendError(c, f"{what} in a static initializer")):
-            if init is None and isinstance(var.type, IntType):
-                out.append(Assign(var.name, Const(0, var.type), coord))
-            elif init is None and isinstance(var.type, FloatType):
-                out.append(Assign(var.name, FloatConst(0.0, var.type), coord))
+            if init is None and isinstance(var.type, ir.IntType):
+                out.append(ir.Assign(var.name, ir.Const(0, var.type), coord))
+            elif init is None and isinstance(var.type, ir.FloatType):
+                out.append(ir.Assign(var.name, ir.FloatConst(0.0, var.type), coord))
             elif init is None:
                 self.initialize(var, c_ast.InitList([]), out, coord)
             else:
                 self.initialize(var, init, out, coord)
         return out
 
-    def initialize(self, var: Var, init: Any, out: list[Stmt], coord: Coord | None) -> None:
+    def initialize(self, var: ir.Var, init: Any, out: list[ir.Stmt], coord: Coord | None) -> None:
         if init is None:
-            out.append(Havoc(var.name, coord, UNINITIALISED))
+            out.append(ir.Havoc(var.name, coord, UNINITIALISED))
             return
-        if isinstance(var.type, (IntType, FloatType)):
+        if isinstance(var.type, (ir.IntType, ir.FloatType)):
             if isinstance(init, c_ast.InitList):
                 if len(init.exprs) != 1:
                     raise FrontendError(coord, "scalar initialised with a list")
                 init = init.exprs[0]
-            out.append(Assign(var.name, self.converted(init, var.type, out), coord))
+            out.append(ir.Assign(var.name, self.converted(init, var.type, out), coord))
             return
-        assert isinstance(var.type, ArrayType)
+        assert isinstance(var.type, ir.ArrayType)
         self.array_initialize(var, var.type, init, out, coord)
 
-    def scalar(self, node: Any, out: list[Stmt]) -> Expr:
+    def scalar(self, node: Any, out: list[ir.Stmt]) -> ir.Expr:
         value = self.value(node, out)
-        if not isinstance(value.type, (IntType, FloatType)):
+        if not isinstance(value.type, (ir.IntType, ir.FloatType)):
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)")
         return value
 
     def array_initialize(
-        self, var: Var, ty: ArrayType, init: Any, out: list[Stmt], coord: Coord | None
+        self, var: ir.Var, ty: ir.ArrayType, init: Any, out: list[ir.Stmt], coord: Coord | None
     ) -> None:
         if not isinstance(init, c_ast.InitList):
             feature = (
@@ -357,14 +336,14 @@ class StmtLowerer(CallLowerer):
         if size > MAX_INIT_ARRAY:
             raise UnsupportedFeature(coord, "large initialised array", f"{size} elements")
         values = self.array_values(ty, init, out)
-        array: Expr = var
+        array: ir.Expr = var
         for i in range(size):
-            array = cexpr.store(array, Const(i, INT), values.get(i, Const(0, ty.elem)))
-        out.append(Havoc(var.name, coord, "array initializer"))
-        out.append(Assign(var.name, array, coord))
+            array = cexpr.store(array, ir.Const(i, ir.INT), values.get(i, ir.Const(0, ty.elem)))
+        out.append(ir.Havoc(var.name, coord, "array initializer"))
+        out.append(ir.Assign(var.name, array, coord))
 
-    def array_values(self, ty: ArrayType, init: c_ast.InitList, out: list[Stmt]) -> dict[int, Expr]:
-        values: dict[int, Expr] = {}
+    def array_values(self, ty: ir.ArrayType, init: c_ast.InitList, out: list[ir.Stmt]) -> dict[int, ir.Expr]:
+        values: dict[int, ir.Expr] = {}
         index = 0
         for item in init.exprs:
             if isinstance(item, c_ast.NamedInitializer):
@@ -383,18 +362,18 @@ class StmtLowerer(CallLowerer):
 
     # ------------------------------------------------------------------ control flow
 
-    def _if(self, node: c_ast.If, out: list[Stmt]) -> None:
+    def _if(self, node: c_ast.If, out: list[ir.Stmt]) -> None:
         cond = cexpr.truth(self.value(node.cond, out))
         then = self.block(node.iftrue)
         orelse = self.block(node.iffalse) if node.iffalse is not None else []
-        out.append(If(cond, tuple(then), tuple(orelse), self.st.coord(node)))
+        out.append(ir.If(cond, tuple(then), tuple(orelse), self.st.coord(node)))
 
     def _loop_info(self, node: Any) -> str:
         st = self.st
         coord = st.coord(node) or Coord(st.coords.filename, 0, 0)
         lid = st.loop_id(coord)
         parent = st.loop_stack[-1] if st.loop_stack else None
-        info = LoopInfo(lid, coord, coord.line, st.scopes.visible_vars(), st.call_stack[-1], parent)
+        info = ir.LoopInfo(lid, coord, coord.line, st.scopes.visible_vars(), st.call_stack[-1], parent)
         st.loops.append(info)
         return lid
 
@@ -408,36 +387,36 @@ class StmtLowerer(CallLowerer):
             del self.st.loop_stack[self.st.loop_stack.index(lid) :]
             self.st.breakables.pop()
 
-    def _exit_unless(self, cond_node: Any, body: list[Stmt], node: Any) -> None:
+    def _exit_unless(self, cond_node: Any, body: list[ir.Stmt], node: Any) -> None:
         cond = self.value(cond_node, body)
-        if isinstance(cond, Const) and cond.value != 0:
+        if isinstance(cond, ir.Const) and cond.value != 0:
             return
         coord = self.st.coord(cond_node)
-        body.append(If(cexpr.negate(cond), (Break(coord),), (), coord))
+        body.append(ir.If(cexpr.negate(cond), (ir.Break(coord),), (), coord))
 
-    def _while(self, node: c_ast.While, out: list[Stmt]) -> None:
+    def _while(self, node: c_ast.While, out: list[ir.Stmt]) -> None:
         lid = self._loop_info(node)
         with self._in_loop(lid):
-            body: list[Stmt] = []
+            body: list[ir.Stmt] = []
             self._exit_unless(node.cond, body, node)
             body += self.block(node.stmt)
-        out.append(Loop(lid, tuple(body), (), self.st.coord(node)))
+        out.append(ir.Loop(lid, tuple(body), (), self.st.coord(node)))
 
-    def _do_while(self, node: c_ast.DoWhile, out: list[Stmt]) -> None:
+    def _do_while(self, node: c_ast.DoWhile, out: list[ir.Stmt]) -> None:
         if runs_once(node):
             out.extend(self.block(node.stmt))  # `do { ... } while (0)` runs its body once
             return
         lid = self._loop_info(node)
         with self._in_loop(lid):
             body = self.block(node.stmt)
-            check: list[Stmt] = []
+            check: list[ir.Stmt] = []
             self._exit_unless(node.cond, check, node)
         if has_continue(body):
-            out.append(Loop(lid, tuple(body), tuple(check), self.st.coord(node)))
+            out.append(ir.Loop(lid, tuple(body), tuple(check), self.st.coord(node)))
         else:
-            out.append(Loop(lid, (*body, *check), (), self.st.coord(node)))
+            out.append(ir.Loop(lid, (*body, *check), (), self.st.coord(node)))
 
-    def _for(self, node: c_ast.For, out: list[Stmt]) -> None:
+    def _for(self, node: c_ast.For, out: list[ir.Stmt]) -> None:
         st = self.st
         st.scopes.push()
         try:
@@ -448,46 +427,46 @@ class StmtLowerer(CallLowerer):
                 self.effect(node.init, out)
             lid = self._loop_info(node)
             with self._in_loop(lid):
-                body: list[Stmt] = []
+                body: list[ir.Stmt] = []
                 if node.cond is not None:
                     self._exit_unless(node.cond, body, node)
                 body += self.block(node.stmt)
-                step: list[Stmt] = []
+                step: list[ir.Stmt] = []
                 if node.next is not None:
                     if len(st.call_stack) == 1:
                         st.site = st.coord(node.next)
                     self.effect(node.next, step)
-            out.append(Loop(lid, tuple(body), tuple(step), st.coord(node)))
+            out.append(ir.Loop(lid, tuple(body), tuple(step), st.coord(node)))
         finally:
             st.scopes.pop()
 
-    def _break(self, node: c_ast.Break, out: list[Stmt]) -> None:
+    def _break(self, node: c_ast.Break, out: list[ir.Stmt]) -> None:
         st = self.st
         if not st.breakables:
             raise FrontendError(st.coord(node), "break outside a loop or switch")
         ctx = st.breakables[-1]
         if ctx is None:
-            out.append(Break(st.coord(node)))
+            out.append(ir.Break(st.coord(node)))
             return
         if ctx.flag is None:
-            ctx.flag = st.temp(INT, "brk").name
+            ctx.flag = st.temp(ir.INT, "brk").name
         ctx.uses += 1
-        out.append(Assign(ctx.flag, Const(1, INT), st.coord(node)))
+        out.append(ir.Assign(ctx.flag, ir.Const(1, ir.INT), st.coord(node)))
 
-    def _continue(self, node: c_ast.Continue, out: list[Stmt]) -> None:
+    def _continue(self, node: c_ast.Continue, out: list[ir.Stmt]) -> None:
         if None not in self.st.breakables:
             raise FrontendError(self.st.coord(node), "continue outside a loop")
-        out.append(Continue(self.st.coord(node)))
+        out.append(ir.Continue(self.st.coord(node)))
 
-    def _return(self, node: c_ast.Return, out: list[Stmt]) -> None:
+    def _return(self, node: c_ast.Return, out: list[ir.Stmt]) -> None:
         ret, ret_ty = self.ret_stack[-1] if self.ret_stack else (None, VOID)
         if node.expr is not None:
-            if ret is not None and isinstance(ret_ty, (IntType, FloatType)):
+            if ret is not None and isinstance(ret_ty, (ir.IntType, ir.FloatType)):
                 value = self.scalar(node.expr, out)
-                out.append(Assign(ret.name, cexpr.convert(value, ret_ty), self.st.coord(node)))
+                out.append(ir.Assign(ret.name, cexpr.convert(value, ret_ty), self.st.coord(node)))
             else:
                 self.effect(node.expr, out)
-        out.append(Return(self.st.coord(node)))
+        out.append(ir.Return(self.st.coord(node)))
 
     # ------------------------------------------------------------------ goto
 
@@ -496,7 +475,7 @@ class StmtLowerer(CallLowerer):
             raise FrontendError(self.st.coord(node), "label or goto outside a function")
         return self.st.gotos
 
-    def _label(self, node: c_ast.Label, out: list[Stmt]) -> None:
+    def _label(self, node: c_ast.Label, out: list[ir.Stmt]) -> None:
         """`name: stmt`; a label some goto jumps back to is a loop head, its loop open until then."""
         ctx = self._gotos(node)
         lid = None
@@ -504,19 +483,19 @@ class StmtLowerer(CallLowerer):
             lid = self._loop_info(node)
             self.st.loop_stack.append(lid)
             ctx.open[node.name] = lid
-        out.append(Label(node.name, self.st.coord(node), lid))
+        out.append(ir.Label(node.name, self.st.coord(node), lid))
         if node.stmt is not None:
             self.stmt(node.stmt, out)
 
-    def _goto(self, node: c_ast.Goto, out: list[Stmt]) -> None:
+    def _goto(self, node: c_ast.Goto, out: list[ir.Stmt]) -> None:
         """`goto name`, after havocking the variables whose declaration it jumps past."""
         ctx = self._gotos(node)
         self.st.has_goto = True
         for decl in ctx.plan.skips.get(id(node), ()):
             name = self._skipped_name(decl)
             assert name is not None
-            out.append(Havoc(name, self.st.coord(decl), UNINITIALISED))
-        out.append(Goto(node.name, self.st.coord(node)))
+            out.append(ir.Havoc(name, self.st.coord(decl), UNINITIALISED))
+        out.append(ir.Goto(node.name, self.st.coord(node)))
         if id(node) in ctx.plan.entries:
             self.st.loop_entries.append((self.st.coord(node), ctx.plan.entries[id(node)]))
         lid = ctx.open.get(node.name)
@@ -535,5 +514,5 @@ class StmtLowerer(CallLowerer):
 
     # ------------------------------------------------------------------ switch
 
-    def _switch(self, node: c_ast.Switch, out: list[Stmt]) -> None:
+    def _switch(self, node: c_ast.Switch, out: list[ir.Stmt]) -> None:
         lower_switch(self, node, out)
