@@ -3,7 +3,7 @@ grammar (a refused token is redrawn from the distribution restricted to the allo
 
 The logits may score only some tokens (`Head`): under the answer grammar, a step need not score
 the tokens no answer can contain (`TokenConstraint.support`), so the model's output layer, a
-third of a small model's weights, is restricted to them (`LocalModel`). Tokens the grammar
+fifth of a small model's weights, is restricted to them (`LocalModel`). Tokens the grammar
 refuses are never kept, so the answers' distribution is the same: for each row, the model's
 distribution restricted to the tokens the grammar allows. torch is imported lazily.
 """
