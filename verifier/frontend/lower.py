@@ -33,6 +33,7 @@ from ..ir import (
 )
 from ..properties import ASSERT, READINGS
 from .coords import CoordMap, output_lines
+from .deadstores import drop_dead_pointer_stores
 from .memory import BlockType
 from .preprocess import Preprocessed, preprocess, standard_typedefs
 from .state import LowerState, PoisonBinding, VarBinding
@@ -267,6 +268,9 @@ class Frontend:
         main = self.functions.get("main")
         if main is None:
             raise FrontendError(None, f"{self.st.coords.filename}: no main function")
+        file_scope = {n.name for n in self.ast.ext if isinstance(n, c_ast.Decl) and n.name}
+        for function in self.functions.values():
+            drop_dead_pointer_stores(function, file_scope)
         init = self.global_inits()
         body = self.lower_main(main)
         st = self.st
