@@ -135,7 +135,7 @@ def test_the_interpreter_runs_the_heap_model() -> None:
         ("Node *p = malloc(sizeof(Node)); long x = (long)p;", "pointer converted to an integer"),
         ("Node *p = (Node *)16;", "integer converted to a pointer"),
         ("Node **pp = 0; int x = pp != 0;", "pointer to a pointer"),
-        ("int x = 0; int *a = &x;", "address-of"),
+        ("int x = 0; int *a = &x; *a = 1;", "address-of"),
         ("Node n; n.data = 1;", "struct"),
     ],
 )
