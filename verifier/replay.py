@@ -379,8 +379,9 @@ class CompiledProgram:
         text = " ".join(str(v % (1 << 64)) for v in inputs) + "\n"
         try:
             done = subprocess.run(
-                [str(self.binary)], input=text, capture_output=True, text=True, timeout=timeout_s, check=False
-            )
+                [str(self.binary)], input=text, capture_output=True, encoding="utf-8", errors="replace",
+                timeout=timeout_s, check=False,
+            )  # fmt: skip
         except subprocess.TimeoutExpired:
             return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
         heads = _parse_heads(done.stderr)
@@ -479,7 +480,7 @@ def _build(compiler: str, args: list[str]) -> str | None:
     last = ""
     for extra in ([_ZERO_INIT, *_PERMISSIVE], [*_PERMISSIVE], []):
         done = subprocess.run(
-            [compiler, *_BASE_FLAGS, *extra, *args], capture_output=True, text=True,
+            [compiler, *_BASE_FLAGS, *extra, *args], capture_output=True, encoding="utf-8", errors="replace",
             timeout=_COMPILE_TIMEOUT_S, check=False,
         )  # fmt: skip
         if done.returncode == 0:

@@ -107,3 +107,14 @@ def test_read_task_rejects_malformed_files(tmp_path: Path) -> None:
             read_task(write(tmp_path, "t.yml", text))
     with pytest.raises(InputError):
         read_task(tmp_path / "none.yml")
+
+
+def test_bytes_that_are_not_utf8_in_cpps_message_are_a_located_error(tmp_path: Path) -> None:
+    """Found by `quokka torture` (a fuzzed file): cpp quotes the line of its warning and cuts a
+    character, and reading its output as UTF-8 ended in a traceback instead of the parse error."""
+    from quokka.verifier.frontend.lower import lower
+
+    source = tmp_path / "bad.c"
+    source.write_bytes(b'int main(void) {\n  int x = 0;\n  G\x11\x01\x95!"\x04Q}\n  return x;\n}\n')
+    with pytest.raises(InputError, match=r"bad\.c:3:4: parse error"):
+        lower(source)

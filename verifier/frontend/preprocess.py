@@ -111,7 +111,8 @@ def preprocess(source: str, filename: str, data_model: str, directory: Path | No
             cpp_command(data_model, directory),
             input=stdin,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",  # cpp may cut a multi-byte character in what it quotes of the source
             timeout=CPP_TIMEOUT_S,
             check=False,
         )
