@@ -306,7 +306,9 @@ UNSUPPORTED = {  # name: (program, the feature the message names)
                        "floating-point function without a body"),
     "recursion": ("int f(int n) { return n ? f(n - 1) : 0; } int main() { return f(3); }", "recursion"),
     "computed goto": ("int main() { void *p = 0;\n  goto *p; return 0; }", "computed goto"),
-    "function pointer": ("int f(void) { return 1; } int main() { int (*g)(void) = f; return g(); }", "pointer"),
+    "function pointer": (
+        "int f(void) { return 1; } int main() { int (*g)(void) = f; return g(); }", "pointer"
+    ),
     "string": ('int main() { char c = "abc"[0]; return c; }', "string literal"),
     "extern function": ("int ext(int); int main() { return ext(1); }", "function without a body"),
     "2-d array": ("int main() { int a[2][2]; a[0][0] = 1; return 0; }", "multi-dimensional array"),
