@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
-import signal
 import tempfile
 import time
 import uuid
@@ -15,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.processes import kill_tagged, tagged_environment
+from quokka.verifier.processes import kill_group, kill_tagged, tagged_environment
 from quokka.verifier.results import Result
 from quokka.verifier.task import read_task
 
@@ -108,8 +106,7 @@ class Runner:
 
     def _kill_group(self, group: int) -> None:
         tag = self._groups.pop(group, None)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
+        kill_group(group)
         if tag is not None:
             kill_tagged(tag)
 

@@ -14,7 +14,6 @@ import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import resource
-import signal
 import threading
 import time
 import traceback
@@ -26,7 +25,7 @@ from .checks import certificate_result, confirm_smallest, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Expr, Program, refusal, walk
 from .overflow import unproven_overflows
-from .processes import die_with_parent
+from .processes import die_with_parent, kill_group
 from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
 
@@ -175,10 +174,8 @@ def _size(invariants: Mapping[str, Expr]) -> int:
 def _stop(running: list[_Running], profiles: dict[str, tuple[Timing, ...]]) -> None:
     """Kill every strategy; keep the profile snapshots they sent last."""
     for run in running:
-        pid = run.process.pid
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+        if run.process.pid is not None:
+            kill_group(run.process.pid)
     for run in running:
         run.process.join(timeout=5)
         with contextlib.suppress(OSError):
