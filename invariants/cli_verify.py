@@ -24,14 +24,16 @@ EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "verify",
-        help="verify a C program or SV-COMP task (unreach-call)",
+        help="verify a C program or SV-COMP task (unreach-call, no-overflow)",
         description="Prove that the error is unreachable (TRUE, with invariants), find inputs that "
         "reach it (FALSE, replayed), or say why not (UNKNOWN). Exit 0: TRUE/FALSE, 1: UNKNOWN, 2: bad input. "
         "The error depends on the property: 'unreach-call' (SV-COMP: only a call of reach_error() is the "
-        "error; a failing assert() aborts, so the path ends there) or 'assert' (reach_error() and a failing "
-        "assert() are both errors). A task .yml is checked for unreach-call when it lists it (its other "
-        "properties are reported as not checked) and is UNKNOWN ('property not supported: NAME') when it "
-        "does not; a C file is checked for assert.",
+        "error; a failing assert() aborts, so the path ends there), 'assert' (reach_error() and a failing "
+        "assert() are both errors) or 'no-overflow' (SV-COMP: the error is a signed integer operation whose "
+        "result does not fit its type; reach_error() is no error). A task .yml is checked for unreach-call "
+        "when it lists it, else for no-overflow when it lists that (its other properties are reported as "
+        "not checked), and is UNKNOWN ('property not supported: NAME') otherwise; a C file is checked for "
+        "assert.",
     )
     parser.add_argument("file", type=Path, help="a .c/.i file or an SV-COMP task .yml")
     parser.add_argument("--timeout", type=seconds, help="wall-clock budget in seconds (default 60)")
@@ -39,8 +41,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--property",
         choices=list(READINGS),
-        help="what the error is: unreach-call (reach_error() only; a failing assert() aborts) or assert "
-        "(reach_error() and failing assert()s); default: the task's (unreach-call), else assert",
+        help="what the error is: unreach-call (reach_error() only; a failing assert() aborts), assert "
+        "(reach_error() and failing assert()s) or no-overflow (signed overflow); default: the task's "
+        "(unreach-call, else no-overflow), else assert",
     )
     parser.add_argument(
         "--uninitialised",

@@ -67,13 +67,14 @@ def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
-    from quokka.verifier.engines import bitblast, bmc, spacer
+    from quokka.verifier.engines import bitblast, bmc, fuzz, spacer
 
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
         "bitblast": bitblast.check,
         "spacer": lambda program, budget: spacer.solve(program, budget),
         "testing": random_testing(options.seed),
+        "fuzz": lambda program, budget: fuzz.check(program, budget, options.seed),
     }
     return {name: table[name] for name in options.engines if name in table}
 
@@ -122,7 +123,7 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
         double_check=options.double_check,
         uncapped=frozenset({"quokka"}) if any(p.name == "llm" for p in proposers) else frozenset(),
         # testing's finds come within seconds; it should not slow the provers down meanwhile
-        yielding=frozenset({"testing"}),
+        yielding=frozenset({"testing", "fuzz"}),
         # a model asked for by name: its candidates are reported even when another engine decides
         reporting=frozenset({"quokka"}) if requested else frozenset(),
     )

@@ -2,10 +2,12 @@
 
 In a benchmark definition: `<benchmark tool="quokka.svcomp.benchexec_tool" ...>` (BenchExec loads
 a tool-info module by its full Python name when it contains a dot). Quokka runs as
-`quokka verify FILE --json --property unreach-call [--data-model M] [--timeout S] --witness
-witness.yml` (SV-COMP's reading: only reach_error() is the error; add `--uninitialised nondet` to
-the benchmark's options for SV-COMP's reading of uninitialised locals)
-and the verdict is read from its one JSON object (see `quokka.verifier.results.Result.to_json`).
+`quokka verify FILE --json --property P [--data-model M] [--timeout S] --witness witness.yml`,
+P the task's property file's (`unreach-call`: only reach_error() is the error, SV-COMP's reading;
+`no-overflow`: a signed integer overflow is; others are not supported); add `--uninitialised
+nondet` to the benchmark's options for SV-COMP's reading of uninitialised locals. The verdict is
+read from its one JSON object (see `quokka.verifier.results.Result.to_json`): FALSE is
+`false(unreach-call)` or `false(no-overflow)`, after the property it names.
 The witness (SV-COMP format 2.0, backing a TRUE or FALSE verdict; none for UNKNOWN) is written
 into the run's working directory, whose files BenchExec keeps as the run's result files (select
 them with `<resultfiles>witness.yml</resultfiles>`); SV-COMP's scoring validates it. Needs
@@ -19,7 +21,7 @@ from typing import Any
 
 import benchexec.result as result
 import benchexec.tools.template
-from quokka.verifier.properties import UNREACH_CALL, is_unreach_call
+from quokka.verifier.properties import NO_OVERFLOW, SUPPORTED, UNREACH_CALL, identify
 
 from .runner import parse_json_output
 
@@ -28,7 +30,7 @@ WITNESS_FILE = "witness.yml"  # in the run's working directory, as other SV-COMP
 
 
 class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
-    """Quokka: loop invariants guessed and proven by Z3 (unreach-call only)."""
+    """Quokka: loop invariants guessed and proven by Z3 (unreach-call and no-overflow)."""
 
     def executable(self, tool_locator: Any) -> str:
         path: str = tool_locator.find_executable("quokka")
@@ -45,13 +47,10 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
         return text.strip()
 
     def cmdline(self, executable: str, options: list[str], task: Any, rlimits: Any) -> list[str]:
-        if task.property_file and not is_unreach_call(Path(task.property_file)):
-            raise benchexec.tools.template.UnsupportedFeatureException(
-                "Quokka verifies only the unreach-call property"
-            )
+        checked = _property_of(task.property_file)
         command = [executable, "verify", task.single_input_file, "--json", *options]
         if "--property" not in options:
-            command += ["--property", UNREACH_CALL]  # the task's, not a plain C file's `assert`
+            command += ["--property", checked]  # the task's, not a plain C file's `assert`
         data_model = (task.options or {}).get("data_model")
         if data_model and "--data-model" not in options:
             command += ["--data-model", str(data_model)]
@@ -68,7 +67,7 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
             if run.was_timeout:
                 return str(result.RESULT_TIMEOUT)
             return f"{result.RESULT_ERROR} ({_exit_text(run.exit_code)})"
-        return _verdict_result(data, run.was_timeout)
+        return _verdict_result(data, run.was_timeout, _command_property(run.cmdline))
 
     def get_value_from_output(self, output: Any, identifier: str) -> str | None:
         """A top-level field of Quokka's JSON output (e.g. `decided_by`, `time_s`)."""
@@ -76,6 +75,24 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
         if data is None or identifier not in data:
             return None
         return str(data[identifier])
+
+
+def _property_of(property_file: str | None) -> str:
+    """The property Quokka checks for a task with `property_file` (unreach-call without one)."""
+    if not property_file:
+        return UNREACH_CALL
+    name = identify(Path(property_file))
+    if name not in SUPPORTED:
+        raise benchexec.tools.template.UnsupportedFeatureException(
+            f"Quokka verifies only the {' and '.join(SUPPORTED)} properties, not {name}"
+        )
+    return name
+
+
+def _command_property(cmdline: Any) -> str | None:
+    """The value of `--property` in the command line of a run, if any."""
+    args = list(cmdline or ())
+    return next((args[i + 1] for i in range(len(args) - 1) if args[i] == "--property"), None)
 
 
 def _time_budget(rlimits: Any) -> float | None:
@@ -89,14 +106,20 @@ def _time_budget(rlimits: Any) -> float | None:
     return round(min(limits) * _TIME_SHARE, 1) if limits else None
 
 
-def _verdict_result(data: dict[str, Any], was_timeout: bool) -> str:
+def _verdict_result(data: dict[str, Any], was_timeout: bool, checked: str | None = None) -> str:
+    """The BenchExec result of Quokka's JSON output; a FALSE is about the property the output
+    names (`extra.property`), else the one the command line asked for (`checked`), else
+    unreach-call."""
     verdict = data.get("verdict")
     if data.get("status") == "error":
         return f"{result.RESULT_ERROR} (bad input)"
     if verdict == "true":
         return str(result.RESULT_TRUE_PROP)
     if verdict == "false":
-        return str(result.RESULT_FALSE_REACH)
+        extra = data.get("extra")
+        named = extra.get("property") if isinstance(extra, dict) else None
+        overflow = (named or checked) == NO_OVERFLOW
+        return str(result.RESULT_FALSE_OVERFLOW if overflow else result.RESULT_FALSE_REACH)
     if verdict == "unknown":
         return str(result.RESULT_TIMEOUT if was_timeout else result.RESULT_UNKNOWN)
     return f"{result.RESULT_ERROR} (no verdict)"

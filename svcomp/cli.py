@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
+from quokka.verifier.properties import SUPPORTED
 
 from .configs import DEFAULT_VERIFIER
 
@@ -53,6 +54,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by `batch` and `bench`: tasks, limits, verify options, backend."""
     parser.add_argument("sets", nargs="+", metavar="SET", type=Path,
                         help="task files (.yml), folders, tasks.csv files or C files")
+    parser.add_argument("--property", choices=SUPPORTED,
+                        help="check this property of every task; tasks that do not list it are "
+                             "skipped (default: each task's first supported property: unreach-call, "
+                             "else no-overflow)")
     parser.add_argument("--jobs", "-j", type=positive_int, default=1,
                         help="tasks run at the same time (default 1)")
     parser.add_argument("--timeout", type=seconds, default=60.0,

@@ -75,7 +75,7 @@ def _execute(args: argparse.Namespace, plan: Callable[[TaskSet], BatchSpec | int
     interrupted, or the one `plan` returns instead of a batch."""
     err = Console(stderr=True)
     try:
-        taskset = load_tasks(args.sets)
+        taskset = load_tasks(args.sets, args.property)
         _show_problems(err, taskset)
         spec = plan(taskset)
         if isinstance(spec, int):
@@ -99,7 +99,7 @@ def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod
         sets=tuple(str(p.resolve()) for p in args.sets), verify_args=tuple(extra),
         verifier=tuple(shlex.split(args.verifier)), data_model=args.data_model, rerun=args.rerun,
         witness_dir=args.witness_dir, invariants_from=args.invariants_from, bench=bench,
-        problems=tuple(str(p) for p in taskset.problems),
+        problems=tuple(str(p) for p in taskset.problems), property=args.property,
     )
 
 
@@ -149,8 +149,8 @@ def _show_problems(err: Console, taskset: TaskSet) -> None:
 def _list_tasks(taskset: TaskSet) -> int:
     out = Console(highlight=False)
     for task in taskset.tasks:
-        out.print(f"{task.name}\t{task.expected_text or '?'}\t{task.data_model or '-'}\t{task.program}",
-                  markup=False)
+        out.print(f"{task.name}\t{task.property}\t{task.expected_text or '?'}\t{task.data_model or '-'}"
+                  f"\t{task.program}", markup=False)
     out.print(f"{len(taskset.tasks)} tasks, {len(taskset.skipped)} skipped, {len(taskset.problems)} problems")
     return EXIT_OK
 

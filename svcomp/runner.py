@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 from quokka.invariants.train.sources import read_jsonl
 from quokka.verifier.errors import InputError
-from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.results import Result
 from quokka.verifier.witnesses import (
     WitnessError,
@@ -65,6 +64,8 @@ class BatchSpec:
     invariants_from: Path | None = None  # check the invariants of these correctness witnesses
     bench: str | None = None
     problems: tuple[str, ...] = ()
+    # `--property`: the property every task checks (None: each task's own; the tasks carry it)
+    property: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,19 +163,22 @@ class LocalBackend:
 
 
 def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]:
-    """The `quokka verify` command line of one task (its program, checked for `unreach-call`)."""
+    """The `quokka verify` command line of one task (its program, checked for its property)."""
     data_model = spec.data_model or task.data_model
     command = [*spec.verifier, str(task.program), "--json", "--timeout", f"{spec.limits.timeout_s:g}",
                "--memory", str(spec.limits.memory_mb),  # its engines' own limit must fit in ours
-               "--property", UNREACH_CALL]  # a task's property, not a plain C file's `assert`
+               "--property", task.property]  # the task's property, not a plain C file's `assert`
     if data_model:
         command += ["--data-model", data_model]
     return (*command, *config.args, *spec.verify_args)
 
 
 def signature(spec: BatchSpec, config: Config) -> str:
-    """What identifies a run: re-running a command with the same signature resumes the run."""
-    data = {
+    """What identifies a run: re-running a command with the same signature resumes the run.
+
+    A `--property` run is a run of its own (its results are not mixed into the default run of the
+    same sets); without one, the signature is what it was before `--property` existed."""
+    data: dict[str, Any] = {
         "config": [config.name, list(config.args)],
         "verify_args": list(spec.verify_args),
         "verifier": list(spec.verifier),
@@ -184,6 +188,8 @@ def signature(spec: BatchSpec, config: Config) -> str:
         "invariants_from": str(spec.invariants_from) if spec.invariants_from else None,
         "bench": spec.bench,
     }
+    if spec.property is not None:
+        data["property"] = spec.property
     return content_key(json.dumps(data, sort_keys=True))
 
 

@@ -10,7 +10,7 @@ from . import fpsem
 from .definedness import NONDET, ORIGIN
 from .engines import bitblast, inductive
 from .engines.base import Budget, EngineResult, Status
-from .interp import Execution, run
+from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
@@ -177,7 +177,7 @@ def _interpreter_replay(program: Program, result: EngineResult) -> Execution | s
     does), or why it is no counterexample."""
     if result.inputs is None:
         return "no inputs to replay"
-    execution = run(program, result.inputs, check_uninitialised=True)
+    execution = run(program, result.inputs, check_uninitialised=True, max_steps=LONG_RUN_STEPS)
     if execution.outcome != "error":
         return f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
     if execution.overflows:
@@ -264,7 +264,7 @@ def _with_zeroed_locals(program: Program, execution: Execution) -> Execution:
     def source(decl: VarDecl, havoc: Havoc) -> int:
         return next(nondet, 0) if is_nondet_call(havoc.origin) else 0
 
-    again = run(program, source, check_uninitialised=True)
+    again = run(program, source, check_uninitialised=True, max_steps=LONG_RUN_STEPS)
     return again if again.outcome == "error" and not again.overflows else execution
 
 

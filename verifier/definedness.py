@@ -47,11 +47,17 @@ def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[
     scalars = {d.name for d in program.variables if isinstance(d.type, (IntType, FloatType))}
     undefined: dict[str, Coord | None] = {}  # variable -> where its uninitialised value came from
     found: dict[tuple[str, Coord | None], UninitialisedRead] = {}
+    reads: dict[int, frozenset[str]] = {}  # by statement identity: a long path repeats a few statements
     for stmt in path:
         if stmt is None:
             continue
-        for name in _reads(stmt) & undefined.keys():
-            found.setdefault((name, undefined[name]), UninitialisedRead(name, stmt.coord, undefined[name]))
+        if undefined:
+            known = reads.get(id(stmt))
+            if known is None:
+                known = reads[id(stmt)] = _reads(stmt)
+            for name in known & undefined.keys():
+                origin = undefined[name]
+                found.setdefault((name, origin), UninitialisedRead(name, stmt.coord, origin))
         target = _written(stmt)
         if target in scalars and isinstance(stmt, Havoc) and stmt.origin == ORIGIN:
             undefined[target] = stmt.coord

@@ -22,6 +22,7 @@ import z3
 from . import ir
 from .cfg import BasicBlock, Branch, Cfg, Jump, Simple, build_cfg
 from .errors import Coord, EngineError
+from .properties import NO_OVERFLOW
 from .smt import Translator, const, in_range
 
 ENTRY = "@entry"
@@ -358,12 +359,17 @@ def live_variables(enc: Encoding) -> dict[str, tuple[str, ...]]:
 
 
 def range_facts(program: ir.Program) -> tuple[ir.Expr, ...]:
-    """`0 <= v && v <= max` for every unsigned variable whose every assigned value is in range.
+    """`min <= v && v <= max` for every unsigned variable whose every assigned value is in range.
 
     These hold at every loop head (variables start at 0, havocs are in range), so checkers may
-    add them to any invariant; they are still checked like every other conjunct.
+    add them to any invariant; they are still checked like every other conjunct. Under
+    `no-overflow` every signed operation is asserted to stay in its type before it runs, so
+    signed variables qualify too.
     """
-    ranged = {v.name for v in program.variables if isinstance(v.type, ir.IntType) and not v.type.signed}
+    signed = program.property_name == NO_OVERFLOW
+    ranged = {
+        v.name for v in program.variables if isinstance(v.type, ir.IntType) and (signed or not v.type.signed)
+    }
     types = program.var_types
     changed = True
     while changed:
@@ -372,7 +378,7 @@ def range_facts(program: ir.Program) -> tuple[ir.Expr, ...]:
             if isinstance(s, ir.Assign) and s.target in ranged:
                 ty = types[s.target]
                 assert isinstance(ty, ir.IntType)
-                if not _value_in_range(s.value, ty, ranged):
+                if not _value_in_range(s.value, ty, ranged, signed):
                     ranged.discard(s.target)
                     changed = True
     return tuple(_range_expr(ir.Var(v.name, v.type)) for v in program.variables if v.name in ranged)
@@ -382,23 +388,48 @@ def _range_expr(v: ir.Var) -> ir.Expr:
     ty = v.type
     assert isinstance(ty, ir.IntType)
     int_ty = ir.IntType("int", 32, True)
-    low = ir.Binary("<=", ir.Const(0, ty), v, int_ty)
+    low = ir.Binary("<=", ir.Const(ty.min, ty), v, int_ty)
     high = ir.Binary("<=", v, ir.Const(ty.max, ty), int_ty)
     return ir.Binary("&&", low, high, int_ty)
 
 
-def _value_in_range(e: ir.Expr, ty: ir.IntType, ranged: set[str]) -> bool:
-    """True when the value of `e` is surely a value of `ty` (given the `ranged` variables are)."""
+def _value_in_range(e: ir.Expr, ty: ir.IntType, ranged: set[str], checked: bool) -> bool:
+    """True when the value of `e` is surely a value of `ty` (given the `ranged` variables are;
+    `checked`: signed operations are asserted not to overflow before they run)."""
     if isinstance(e, ir.Const):
         return ty.min <= e.value <= ty.max
     if isinstance(e, ir.Var):
         return e.name in ranged and isinstance(e.type, ir.IntType) and ty.contains(e.type)
     if isinstance(e, ir.Ite):
-        return _value_in_range(e.then, ty, ranged) and _value_in_range(e.orelse, ty, ranged)
+        return _value_in_range(e.then, ty, ranged, checked) and _value_in_range(e.orelse, ty, ranged, checked)
     if isinstance(e, ir.Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
         return ty.max >= 1
     if isinstance(e, ir.Unary) and e.op == "!":
         return ty.max >= 1
     if isinstance(e, (ir.Cast, ir.Binary, ir.Unary)):
-        return not e.type.signed and ty.contains(e.type)  # unsigned results are wrapped
+        if not ty.contains(e.type):
+            return False
+        return not e.type.signed or (checked and _in_own_type(e, ranged))  # unsigned results are wrapped
     return False
+
+
+def _in_own_type(e: ir.Cast | ir.Binary | ir.Unary, ranged: set[str]) -> bool:
+    """Under `no-overflow`: the signed `e` surely has a value of its type. Checked operations
+    (`+ - * <<`, negation) are asserted to; bitwise ones go through bit-vectors; a cast that
+    narrows wraps. A widening cast, `~`, `>>`, and `/` or `%` by a non-zero constant keep their
+    operand in range; a division by a variable may be by zero (any value in the integer encoding)."""
+    if isinstance(e, ir.Cast):
+        src = e.operand.type
+        if not isinstance(src, ir.IntType) or not e.type.contains(src):
+            return True
+        return _value_in_range(e.operand, src, ranged, True)
+    if isinstance(e, ir.Unary):
+        return e.op != "~" or _operand_in_range(e.operand, ranged)
+    if e.op in ("/", "%"):
+        nonzero = isinstance(e.right, ir.Const) and e.right.value != 0
+        return nonzero and _operand_in_range(e.left, ranged)
+    return e.op != ">>" or _operand_in_range(e.left, ranged)
+
+
+def _operand_in_range(e: ir.Expr, ranged: set[str]) -> bool:
+    return isinstance(e.type, ir.IntType) and _value_in_range(e, e.type, ranged, True)

@@ -767,6 +767,9 @@ def _execute(compiled: _Compiled, env: Env, max_steps: int, trace: list[int] | N
     return ("exit" if pc >= n else "limit"), None, "", pc, steps
 
 
+LONG_RUN_STEPS = 3_000_000  # a replayed counterexample may run this long (about 4 s)
+
+
 class Runner:
     """A program compiled once for repeated execution (see the module docstring)."""
 

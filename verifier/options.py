@@ -14,7 +14,7 @@ from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
 
-ENGINES = ("houdini", "bmc", "spacer", "testing", "bitblast", "twoquery", "inductive")
+ENGINES = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "twoquery", "inductive")
 DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (
     ("timeout_s", SECONDS),
@@ -35,7 +35,8 @@ class Options:
     # reading an uninitialised local: "nondet" (an arbitrary value, SV-COMP) | "strict" (undefined);
     # None: nondet for a task file, strict for a C file
     uninitialised: str | None = None
-    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing", "bitblast")  # bitblast: loop-free only
+    # bitblast: loop-free programs only; fuzz: when there is a C file to compile
+    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz")
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096

@@ -25,7 +25,7 @@ from .checks import certificate_result, confirm_smallest, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Expr, Program, refusal, walk
 from .overflow import unproven_overflows
-from .processes import die_with_parent, kill_group
+from .processes import die_with_parent, kill_group, paused
 from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
 
@@ -271,11 +271,13 @@ class Portfolio:
 
     def _judge(self, result: EngineResult) -> Result | None:
         self._record(result)
-        if result.status is Status.SAFE:
-            return self._check_safe(result)
-        if result.status is Status.UNSAFE:
+        if result.status not in (Status.SAFE, Status.UNSAFE):
+            return None
+        # the check has the cores to itself: the engines still running wait (they go on if it fails)
+        with paused(r.process.pid for r in self._pending if r.process.pid is not None):
+            if result.status is Status.SAFE:
+                return self._check_safe(result)
             return self._check_unsafe(result)
-        return None
 
     def _check_safe(self, result: EngineResult) -> Result | None:
         refused = refusal(self.program)  # no engine may answer SAFE for it; this one did: a bug

@@ -14,6 +14,7 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Iterable, Iterator
 
 _PR_SET_PDEATHSIG = 1
 TAG_VARIABLE = "QUOKKA_SUPERVISED"  # the tags of every supervised run a process descends from
@@ -35,6 +36,26 @@ def kill_group(pid: int) -> None:
     """SIGKILL the process group `pid` (gone already: nothing)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def paused(groups: Iterable[int]) -> Iterator[None]:
+    """Stop the process groups `groups` (SIGSTOP) while the block runs, and continue them after
+    (SIGCONT), so that the block has the cores to itself."""
+    stopped = [pid for pid in groups if _signal_group(pid, signal.SIGSTOP)]
+    try:
+        yield
+    finally:
+        for pid in stopped:
+            _signal_group(pid, signal.SIGCONT)
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def tagged_environment(tag: str) -> dict[str, str]:

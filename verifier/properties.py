@@ -5,10 +5,15 @@
   aborts the program, and the path ends there as at `abort()`.
 * `assert` (the reading for a plain C file): `reach_error()` and a failing `assert()` are both
   errors (and `__VERIFIER_error()`, `__VERIFIER_assert(0)`).
+* `no-overflow` (SV-COMP's `CHECK( init(main()), LTL(G ! overflow) )`): the error is a signed
+  integer operation whose result its type cannot represent (`+ - * / %`, negation, `<<`). Calls
+  of `reach_error()` and failing assertions are no errors: they run what they do (a failing
+  `assert()` aborts). `nooverflow` turns each such operation into an assertion before it.
 
 A task file names its properties; `decide` chooses what is checked: `unreach-call` when the task
-lists it (the others are reported as not checked), else nothing (UNKNOWN, "property not
-supported: NAME"). This is the one place where that is decided (verify, batch, BenchExec).
+lists it, else `no-overflow` when it lists that (the others are reported as not checked), else
+nothing (UNKNOWN, "property not supported: NAME"). `--property` chooses another one the task
+lists. This is the one place where that is decided (verify, batch, BenchExec).
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from pathlib import Path
 
 UNREACH_CALL = "unreach-call"
 ASSERT = "assert"
-READINGS = (UNREACH_CALL, ASSERT)  # the values of `Options.property` and `--property`
-SUPPORTED = frozenset({UNREACH_CALL})  # the SV-COMP properties Quokka verifies
+NO_OVERFLOW = "no-overflow"
+READINGS = (UNREACH_CALL, ASSERT, NO_OVERFLOW)  # the values of `Options.property` and `--property`
+SUPPORTED = (UNREACH_CALL, NO_OVERFLOW)  # the SV-COMP properties Quokka verifies, preferred first
 
 # The formulas of SV-COMP's property files (sv-benchmarks `c/properties/`), without whitespace.
 _FORMULAS = {
     "CHECK(init(main()),LTL(G!call(reach_error())))": UNREACH_CALL,
-    "CHECK(init(main()),LTL(G!overflow))": "no-overflow",
+    "CHECK(init(main()),LTL(G!overflow))": NO_OVERFLOW,
     "CHECK(init(main()),LTL(Fend))": "termination",
     "CHECK(init(main()),LTL(Gvalid-free))CHECK(init(main()),LTL(Gvalid-deref))"
     "CHECK(init(main()),LTL(Gvalid-memtrack))": "valid-memsafety",
@@ -90,11 +96,11 @@ class PropertyChoice:
 
 def decide(listed: Sequence[str] | None, override: str | None = None) -> PropertyChoice:
     """What is checked: `override` (`--property`) when given, else for a task (`listed`: its
-    properties) `unreach-call` if it is among them, else nothing; `assert` for a plain C file
+    properties) the first of `SUPPORTED` among them, else nothing; `assert` for a plain C file
     (`listed` None)."""
     names = tuple(listed or ())
     if override is not None:
         return PropertyChoice(override, names, overridden=True)
     if listed is None:
         return PropertyChoice(ASSERT)
-    return PropertyChoice(UNREACH_CALL if UNREACH_CALL in names else None, names)
+    return PropertyChoice(next((p for p in SUPPORTED if p in names), None), names)

@@ -17,6 +17,9 @@ A generated harness is linked with the program:
   (signal 6: not reached); under `assert` the harness also defines `__assert_fail` and its kin,
   `__VERIFIER_error` and `__VERIFIER_assert` (weak: the program's own definitions win, and their
   entry counts as the error too), so a failing `assert()` reaches the error;
+* under `no-overflow` the error is a signed overflow, which gcc's UndefinedBehaviorSanitizer
+  (`-fsanitize=signed-integer-overflow,shift-base`) reports and stops at; `reach_error` is no
+  error (the harness's weak one does nothing);
 * uninitialised locals are zeroed (`-ftrivial-auto-var-init=zero` where the compiler has it),
   matching an interpreter run that gives 0 to `Havoc`s of origin "uninitialised"
   (`replay_inputs` extracts the nondet inputs of an `Execution` and checks that); a path that
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .interp import Execution
-from .properties import ASSERT
+from .properties import ASSERT, NO_OVERFLOW
 
 REACHED_STATUS = 86
 _MARK = "@@QK"
@@ -75,11 +78,10 @@ QK static void qk_reached(void) {
   fflush(stderr);
   _exit(86);
 }
-QK_WEAK void reach_error(void) { qk_reached(); }
 QK static int qk_is_error(void *fn);
 QK void __cyg_profile_func_enter(void *fn, void *site) {
   (void)site;
-  if (fn == (void *)&reach_error || qk_is_error(fn)) qk_reached();
+  if (qk_is_error(fn)) qk_reached();
 }
 QK void __cyg_profile_func_exit(void *fn, void *site) { (void)fn; (void)site; }
 QK void __quokka_head(int line, int column) { fprintf(stderr, "\n@@QK H %d %d\n", line, column); }
@@ -104,11 +106,13 @@ QK unsigned long long __quokka_uninit(void) { return qk_next(); }
 # Only `reach_error` is the error (property unreach-call); a `__VERIFIER_assert` the program uses
 # without defining it does nothing (as the frontend reads it).
 _REACH_ERROR_ONLY = r"""
+QK_WEAK void reach_error(void) { qk_reached(); }
 QK_WEAK void __VERIFIER_assert(int cond) { (void)cond; }
-QK static int qk_is_error(void *fn) { (void)fn; return 0; }
+QK static int qk_is_error(void *fn) { return fn == (void *)&reach_error; }
 """
 # A failing assert() is an error too (property assert): the functions the frontend reads as errors.
 _ASSERT_ERRORS = r"""
+QK_WEAK void reach_error(void) { qk_reached(); }
 QK_WEAK void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) {
   (void)a; (void)f; (void)l; (void)fn; qk_reached();
 }
@@ -119,15 +123,29 @@ QK_WEAK void __assert(const char *a, const char *f, int l) { (void)a; (void)f; (
 QK_WEAK void __VERIFIER_error(void) { qk_reached(); }
 QK_WEAK void __VERIFIER_assert(int cond) { if (!cond) qk_reached(); }
 QK static int qk_is_error(void *fn) {
-  return fn == (void *)&__assert_fail || fn == (void *)&__assert_perror_fail || fn == (void *)&__assert
-      || fn == (void *)&__VERIFIER_error;
+  return fn == (void *)&reach_error || fn == (void *)&__assert_fail || fn == (void *)&__assert_perror_fail
+      || fn == (void *)&__assert || fn == (void *)&__VERIFIER_error;
 }
 """
 
 
+# The error is a signed overflow (property no-overflow): the sanitizer stops the program with
+# status 86 at the first one; calls are no errors, and an only declared reach_error does nothing.
+_OVERFLOW_ERRORS = r"""
+QK_WEAK void reach_error(void) {}
+QK_WEAK void __VERIFIER_error(void) {}
+QK_WEAK void __VERIFIER_assert(int cond) { (void)cond; }
+QK static int qk_is_error(void *fn) { (void)fn; return 0; }
+QK const char *__ubsan_default_options(void) { return "halt_on_error=1:exitcode=86:print_summary=0"; }
+"""
+_OVERFLOW_FLAGS = ("-fsanitize=signed-integer-overflow,shift-base", "-fno-sanitize-recover=all")
+_SANITIZER_MARK = "runtime error: "
+
+
 def harness(property_name: str = ASSERT) -> str:
     """The harness C file for a program whose errors are those of `property_name`."""
-    return _HARNESS + (_ASSERT_ERRORS if property_name == ASSERT else _REACH_ERROR_ONLY)
+    variants = {ASSERT: _ASSERT_ERRORS, NO_OVERFLOW: _OVERFLOW_ERRORS}
+    return _HARNESS + variants.get(property_name, _REACH_ERROR_ONLY)
 
 
 _PROTOTYPES = (
@@ -373,6 +391,7 @@ class CompiledProgram:
     binary: Path
     note: str = ""
     error: str = "reach_error()"  # what the error is, for the details
+    mark: str = f"{_MARK} REACHED"  # what the program writes to standard error when it reaches it
 
     def run(self, inputs: Sequence[int], *, timeout_s: float = 10) -> ReplayResult:
         """Run once; inputs feed the `__VERIFIER_nondet_*` calls in order (then 0s)."""
@@ -385,9 +404,18 @@ class CompiledProgram:
         except subprocess.TimeoutExpired:
             return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
         heads = _parse_heads(done.stderr)
-        if done.returncode == REACHED_STATUS and f"{_MARK} REACHED" in done.stderr:
-            return ReplayResult("reached", f"the program reached {self.error}{self.note}", heads)
+        if done.returncode == REACHED_STATUS and self.mark in done.stderr:
+            reached = f"the program reached {self.error}{self._report(done.stderr)}{self.note}"
+            return ReplayResult("reached", reached, heads)
         return ReplayResult("not_reached", f"{_describe_exit(done.returncode, self.error)}{self.note}", heads)
+
+
+    def _report(self, stderr: str) -> str:
+        """The sanitizer's message, when it is the error (` (file:line:col: message)`)."""
+        if self.mark != _SANITIZER_MARK:
+            return ""
+        line = next(x for x in stderr.splitlines() if _SANITIZER_MARK in x)
+        return f" ({line.strip()})"
 
 
 def _describe_exit(code: int, error: str) -> str:
@@ -458,11 +486,14 @@ def compile_c(
     if isinstance(model, str):
         return ReplayResult("unavailable", model)
     sources = _write_sources(workdir, program, c_file.suffix, harness(property_name))
-    error = _build(compiler, [*model[0], *sources])
+    flags = [*model[0], *(_OVERFLOW_FLAGS if property_name == NO_OVERFLOW else ())]
+    error = _build(compiler, [*flags, *sources])
     if error is not None:  # SV-COMP files stripped of their includes use NULL and malloc undeclared
-        error = error if _build(compiler, ["-include", "stdlib.h", *model[0], *sources]) else None
+        error = error if _build(compiler, ["-include", "stdlib.h", *flags, *sources]) else None
     if error is not None:
         return ReplayResult("error", f"{c_file.name} does not compile: {error}")
+    if property_name == NO_OVERFLOW:
+        return CompiledProgram(workdir / "program.bin", model[1], "a signed overflow", _SANITIZER_MARK)
     target = "reach_error() or a failing assertion" if property_name == ASSERT else "reach_error()"
     return CompiledProgram(workdir / "program.bin", model[1], target)
 

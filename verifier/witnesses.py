@@ -26,10 +26,12 @@ from typing import Any
 import yaml
 
 from .errors import QuokkaError
+from .properties import NO_OVERFLOW
 from .results import FLOAT_INPUTS, Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
 FORMAT_VERSION = "2.0"
 SPECIFICATION = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
+OVERFLOW_SPECIFICATION = "CHECK( init(main()), LTL(G ! overflow) )"
 _LOOP_KEYWORD = re.compile(r"\b(while|for|do)\b")
 
 
@@ -75,7 +77,7 @@ def correctness_witness(result: Result, program: Path, *, data_model: str, file_
         found = _loop_invariants(result.invariants, source)
         return [_invariant_item(location, line, column, expr) for line, column, expr in found]
 
-    meta = _Meta(program, file_name, data_model, configuration, creation_time)
+    meta = _Meta(program, file_name, data_model, configuration, creation_time, _specification(result))
     return _entry("invariant_set", meta, content)
 
 
@@ -90,8 +92,13 @@ def violation_witness(result: Result, program: Path, *, data_model: str, file_na
         segments = [_segment(w) for w in _input_waypoints(location, cex.inputs)]
         return [*segments, _segment(_target_waypoint(location, cex))]
 
-    meta = _Meta(program, file_name, data_model, configuration, creation_time)
+    meta = _Meta(program, file_name, data_model, configuration, creation_time, _specification(result))
     return _entry("violation_sequence", meta, content)
+
+
+def _specification(result: Result) -> str:
+    """The property `result` is about, as SV-COMP's property files state it."""
+    return OVERFLOW_SPECIFICATION if result.extra.get("property") == NO_OVERFLOW else SPECIFICATION
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,7 @@ class _Meta:
     data_model: str
     configuration: str
     creation_time: dt.datetime | None
+    specification: str = SPECIFICATION
 
 
 def _entry(
@@ -112,7 +120,7 @@ def _entry(
     source = _read_source(meta.program)
     name = meta.file_name or input_file_name(meta.program)
     content = content_of(_Locator(name, source), source)
-    metadata = _metadata(name, source, meta.data_model, meta.configuration, meta.creation_time, content)
+    metadata = _metadata(name, source, meta, content)
     return {"entry_type": kind, "metadata": metadata, "content": content}
 
 
@@ -136,21 +144,15 @@ def write_witness(entries: Mapping[str, Any] | Sequence[Mapping[str, Any]], path
         raise WitnessError(f"{path}: cannot write the witness: {exc}") from exc
 
 
-def _metadata(
-    name: str,
-    source: bytes,
-    data_model: str,
-    configuration: str,
-    creation_time: dt.datetime | None,
-    content: Any,
-) -> dict[str, Any]:
+def _metadata(name: str, source: bytes, meta: _Meta, content: Any) -> dict[str, Any]:
+    data_model, configuration = meta.data_model, meta.configuration
     if data_model not in ("ILP32", "LP64"):
         raise WitnessError(f"data model must be ILP32 or LP64, got {data_model!r}")
     digest = sha256_hex(source)
     producer: dict[str, str] = {"name": "Quokka", "version": _version()}
     if configuration:
         producer["configuration"] = configuration
-    stamp = (creation_time or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    stamp = (meta.creation_time or dt.datetime.now(dt.UTC)).replace(microsecond=0)
     seed = f"{name}\0{digest}\0{data_model}\0{content!r}"
     return {
         "format_version": FORMAT_VERSION,
@@ -160,7 +162,7 @@ def _metadata(
         "task": {
             "input_files": [name],
             "input_file_hashes": {name: digest},
-            "specification": SPECIFICATION,
+            "specification": meta.specification,
             "data_model": data_model,
             "language": "C",
         },

@@ -64,8 +64,13 @@ def test_cmdline_takes_file_data_model_and_time_budget(tool: BaseTool2, tmp_path
     assert own.count("--uninitialised") == 1 and own[own.index("--uninitialised") + 1] == "nondet"
     no_overflow = BaseTool2.Task.with_files([str(folder / "a.c")],
                                             property_file=str(tmp_path / "properties" / "no-overflow.prp"))
-    with pytest.raises(UnsupportedFeatureException):
-        tool.cmdline("quokka", [], no_overflow, limits)
+    overflow_cmd = tool.cmdline("quokka", [], no_overflow, limits)
+    assert overflow_cmd[overflow_cmd.index("--property") + 1] == "no-overflow"
+    (tmp_path / "properties" / "termination.prp").write_text("CHECK( init(main()), LTL(F end) )\n")
+    termination = BaseTool2.Task.with_files([str(folder / "a.c")],
+                                            property_file=str(tmp_path / "properties" / "termination.prp"))
+    with pytest.raises(UnsupportedFeatureException, match="not termination"):
+        tool.cmdline("quokka", [], termination, limits)
 
 
 @pytest.mark.parametrize(

@@ -26,17 +26,24 @@ def test_folder_without_csv_reads_every_task_file_once(tmp_path: Path) -> None:
     assert [t.name for t in tasks.tasks] == ["set/a.yml", "set/b.yml", "set/c.yml"]
 
 
-def test_task_without_unreach_call_is_skipped_with_reason(tmp_path: Path) -> None:
+def test_task_without_a_supported_property_is_skipped_with_reason(tmp_path: Path) -> None:
     folder = make_set(tmp_path, {"a": ("true", "")})
+    (tmp_path / "properties" / "coverage-branches.prp").write_text(
+        "COVER( init(main()), FQL(COVER EDGES(@DECISIONEDGE)) )\n")
     (folder / "cov.yml").write_text(
+        "format_version: '2.0'\ninput_files: a.c\nproperties:\n"
+        "  - property_file: ../properties/coverage-branches.prp\n"
+    )
+    (folder / "ovf.yml").write_text(
         "format_version: '2.0'\ninput_files: a.c\nproperties:\n"
         "  - property_file: ../properties/no-overflow.prp\n    expected_verdict: true\n"
     )
     tasks = load_tasks([folder])
-    assert [t.name for t in tasks.tasks] == ["set/a.yml"]
+    assert [(t.name, t.property) for t in tasks.tasks] == [
+        ("set/a.yml", "unreach-call"), ("set/ovf.yml (no-overflow)", "no-overflow")]
     assert len(tasks.skipped) == 1
     assert tasks.skipped[0].path.name == "cov.yml"
-    assert tasks.skipped[0].reason == "property not supported: no-overflow"  # as `quokka verify` says
+    assert tasks.skipped[0].reason == "property not supported: coverage-branches"  # as `quokka verify` says
 
 
 @pytest.mark.parametrize(

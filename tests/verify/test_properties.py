@@ -1,9 +1,10 @@
 """SV-COMP property semantics: the property a task names decides what is checked.
 
 `unreach-call` (only a call of reach_error() is the error; a failing assert() aborts) is what
-Quokka checks for a task; any other property is UNKNOWN "property not supported: NAME", never
-TRUE/FALSE. A plain C file is checked for `assert` (a failing assert() is an error too);
-`--property` overrides either. The interpreter and the gcc replay agree on what the error is.
+Quokka checks for a task, else `no-overflow` (tests/verify/test_nooverflow.py); any other property
+is UNKNOWN "property not supported: NAME", never TRUE/FALSE. A plain C file is checked for
+`assert` (a failing assert() is an error too); `--property` overrides either. The interpreter
+and the gcc replay agree on what the error is.
 """
 
 from __future__ import annotations
@@ -87,11 +88,16 @@ def verify(capsys: pytest.CaptureFixture[str], target: Path, *args: str) -> tupl
 # ----------------------------------------------------------------------------- the property decides
 
 
-def test_no_overflow_task_is_unknown_not_true(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_no_overflow_task_is_checked_for_overflow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     task = write_task(tmp_path, "ov", OVERFLOW, {"no-overflow": False})
     code, out = verify(capsys, task)
-    assert (code, out["verdict"], out["reason"]) == (1, "unknown", "property not supported: no-overflow")
-    assert out["extra"] == {"property": None, "not_checked": ["no-overflow"]}
+    assert (code, out["verdict"]) == (0, "false"), out["reason"]
+    assert out["extra"] == {"property": "no-overflow", "not_checked": [], "uninitialised": "strict"}
+    cex = out["counterexample"]
+    assert isinstance(cex, dict) and cex["error_line"] == 3
+    assert [i["value"] for i in cex["inputs"]] == [2147483647]
 
 
 @pytest.mark.parametrize("prop", ["termination", "valid-memsafety", "no-data-race", "my-property"])
@@ -186,9 +192,9 @@ def test_property_option_overrides(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (code, out["verdict"]) == (0, "false")
     assert str(out["reason"]).endswith("(checked assert (--property) only; not checked: unreach-call)")
     with pytest.raises(SystemExit):  # not a choice of --property
-        main(["verify", str(task), "--property", "no-overflow"])
+        main(["verify", str(task), "--property", "termination"])
     with pytest.raises(InputError, match="property must be"):
-        Options().with_(property="no-overflow")
+        Options().with_(property="termination")
 
 
 # ----------------------------------------------------------------------------- frontend and gcc agree
@@ -238,11 +244,11 @@ def test_batch_skips_unsupported_properties_and_reads_tasks_as_unreach_call(
 ) -> None:
     folder = tmp_path / "set"
     folder.mkdir()
-    write_task(folder, "ov", OVERFLOW, {"no-overflow": False})
+    write_task(folder, "t", OVERFLOW, {"termination": True})
     write_task(folder, "a", ASSERT_ONLY, {"unreach-call": True})
     tasks = load_tasks([folder])
     skipped = [(s.path.name, s.reason) for s in tasks.skipped]
-    assert skipped == [("ov.yml", "property not supported: no-overflow")]
+    assert skipped == [("t.yml", "property not supported: termination")]
     db = tmp_path / "r.sqlite"
     code = main(["batch", str(folder), "--db", str(db), "--timeout", "30", "--quiet",
                  "--engines", "bmc,spacer", "--proposers", "none"])

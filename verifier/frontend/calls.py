@@ -10,7 +10,9 @@ Which calls are errors depends on the property (`CallReading`, `properties`): un
 failing `assert()` and `__assert_fail` abort (the path ends), and `__VERIFIER_error` and
 `__VERIFIER_assert` are ordinary functions, lowered when the file defines them. One used without a
 definition cannot call `reach_error`: its call only evaluates its argument (SV-COMP-derived files
-that call an undefined `__VERIFIER_assert` are labelled safe for exactly that reason).
+that call an undefined `__VERIFIER_assert` are labelled safe for exactly that reason). Under
+`no-overflow` no call is an error: `reach_error` and `__VERIFIER_error` run their bodies (do
+nothing when the file only declares them), and a failing `assert()` aborts.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pycparser import c_ast
 from .. import cexpr, ir
 from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
-from ..properties import UNREACH_CALL
+from ..properties import NO_OVERFLOW, UNREACH_CALL
 from .ctype import STDINT_TYPES, CType, Signature
 from .expr import ExprLowerer
 from .state import LowerState
@@ -84,13 +86,15 @@ NONDET_UNSUPPORTED = {
 @dataclass(frozen=True)
 class CallReading:
     """What calls mean under one property: `errors` are the error location (whatever their body),
-    `asserts` assert their argument, `checks` abort when their argument is 0 (assume it), and
-    `aborts` end the path (their arguments are not evaluated)."""
+    `asserts` assert their argument, `checks` abort when their argument is 0 (assume it),
+    `aborts` end the path (their arguments are not evaluated), and `skips` do nothing unless the
+    file defines them (their arguments are evaluated)."""
 
     errors: frozenset[str]
     asserts: frozenset[str]
     checks: frozenset[str] = frozenset()
     aborts: frozenset[str] = frozenset()
+    skips: frozenset[str] = frozenset()
 
 
 ASSERT_READING = CallReading(ERROR_FUNCTIONS, ASSERT_FUNCTIONS)
@@ -99,8 +103,18 @@ UNREACH_CALL_READING = CallReading(
 )
 
 
+NO_OVERFLOW_READING = CallReading(
+    frozenset(),
+    frozenset(),
+    C_ASSERT_FUNCTIONS,
+    ASSERT_FAIL_FUNCTIONS,
+    frozenset({"reach_error", "__VERIFIER_error"}),
+)
+
+
 def call_reading(property_name: str) -> CallReading:
-    return UNREACH_CALL_READING if property_name == UNREACH_CALL else ASSERT_READING
+    readings = {UNREACH_CALL: UNREACH_CALL_READING, NO_OVERFLOW: NO_OVERFLOW_READING}
+    return readings.get(property_name, ASSERT_READING)
 
 
 def _floating(sig: Signature) -> bool:
@@ -174,6 +188,9 @@ class CallLowerer(ExprLowerer):
             out.append(ir.Assume(ir.Const(0, ir.INT), coord))
             return None
         if name in NOOP_FUNCTIONS:
+            return None
+        if name in self.reading.skips:
+            self.builtin_args(name, node, args, out)
             return None
         if name in ALLOCATION_FUNCTIONS:
             self._arity(node, name, args, 2 if name == "calloc" else 1)

@@ -31,7 +31,8 @@ from ..ir import (
     free_vars,
     walk_stmts,
 )
-from ..properties import ASSERT, READINGS
+from ..nooverflow import with_overflow_checks
+from ..properties import ASSERT, NO_OVERFLOW, READINGS
 from .coords import CoordMap, output_lines
 from .deadstores import drop_dead_pointer_stores
 from .memory import BlockType
@@ -50,7 +51,7 @@ def lower(
     path: str | Path, data_model: str = "LP64", property_name: str = ASSERT, uninitialised: str = STRICT
 ) -> Program:
     """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program` whose Asserts are
-    the errors of `property_name` (`properties.ASSERT` or `properties.UNREACH_CALL`) and whose
+    the errors of `property_name` (`properties.ASSERT`, `UNREACH_CALL` or `NO_OVERFLOW`) and whose
     uninitialised locals are read as `uninitialised` says (`definedness.STRICT` or `NONDET`).
 
     Raises InputError (unreadable, empty, not C), FrontendError (malformed for the frontend) or
@@ -289,7 +290,7 @@ class Frontend:
         )
         if st.has_goto:
             _check_control_flow(program, st.loop_entries)
-        return program
+        return with_overflow_checks(program) if st.property_name == NO_OVERFLOW else program
 
     def external(self, node: Any) -> None:
         if isinstance(node, c_ast.FuncDef):

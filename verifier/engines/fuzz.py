@@ -1,0 +1,120 @@
+"""Compiled fuzzing: the program built by gcc with the replay harness (`replay.compile_c`), run on
+many sampled inputs until one reaches the error (for `no-overflow`: until the sanitizer reports
+a signed overflow).
+
+A compiled run takes milliseconds where the interpreter needs seconds, so this finds the errors
+that only show after tens of thousands of loop iterations (a counter run up to a type's limit, a
+product that overflows only for inputs near the top of their range). Inputs mix small values,
+the program's constants and their neighbours, type limits and values of random magnitude.
+
+What it finds is a candidate like any engine's: the inputs of the run are read back by the
+interpreter (uninitialised locals at 0, as the compiled program has them) and the portfolio
+replays them in the interpreter and the compiled program again before it says FALSE.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from ..interp import LONG_RUN_STEPS, compile_program
+from ..ir import Const, Havoc, Program, VarDecl, stmt_exprs, walk, walk_stmts
+from ..replay import CompiledProgram, ReplayResult, compile_c, is_nondet_call
+from .base import Budget, EngineResult, Status, Stopwatch, unknown
+
+ENGINE = "fuzz"
+MAX_SHARE, MAX_S = 0.5, 8.0  # of the budget: the provers need the cores more once this has tried
+RUN_TIMEOUT_S = 0.5  # one run (a loop the inputs never let end is cut off)
+VECTOR = 48  # inputs offered to one run; a run that asks for more gets 0s
+MAX_CONSTANTS = 24
+LIMITS = tuple(
+    v for bits in (7, 8, 15, 16, 31, 32, 63, 64) for v in ((1 << bits) - 1, 1 << bits, -(1 << bits))
+)
+
+
+def check(program: Program, budget: Budget, seed: int = 0) -> EngineResult:
+    """UNSAFE with the inputs of the first compiled run that reaches the error, else UNKNOWN."""
+    watch = Stopwatch()
+    source = Path(program.file)
+    if source.suffix not in (".c", ".i") or not source.is_file():
+        return unknown(ENGINE, "no C file to compile", watch.elapsed())
+    with tempfile.TemporaryDirectory(prefix="quokka-fuzz-") as tmp:
+        built = compile_c(source, program.data_model, Path(tmp), property_name=program.property_name)
+        if isinstance(built, ReplayResult):
+            return unknown(ENGINE, f"cannot build the program: {built.detail}", watch.elapsed())
+        deadline = time.monotonic() + min(MAX_S, MAX_SHARE * budget.remaining())
+        return _campaign(program, built, random.Random(seed), deadline, watch)
+
+
+def _campaign(
+    program: Program, built: CompiledProgram, rng: random.Random, deadline: float, watch: Stopwatch
+) -> EngineResult:
+    pool = _constants(program)
+    runs = 0
+    while time.monotonic() < deadline:
+        values = _vector(rng, pool)
+        runs += 1
+        outcome = built.run(values, timeout_s=max(0.05, min(RUN_TIMEOUT_S, deadline - time.monotonic())))
+        if outcome.status == "reached":
+            found = f"run {runs} of the compiled program reached {built.error}"
+            inputs = _interpreter_inputs(program, values)
+            return EngineResult(ENGINE, Status.UNSAFE, found, inputs=inputs, time_s=watch.elapsed(),
+                                stats={"runs": runs})  # fmt: skip
+    return unknown(
+        ENGINE, f"none of {runs} compiled runs reached {built.error}", watch.elapsed(), {"runs": runs}
+    )
+
+
+def _interpreter_inputs(program: Program, values: tuple[int, ...]) -> tuple[int, ...]:
+    """The values of every `Havoc` on the run the compiled program made: the nondet calls take
+    `values` in order (then 0s), uninitialised locals 0."""
+    answers = iter(values)
+
+    def source(decl: VarDecl, havoc: Havoc) -> int:
+        return next(answers, 0) if is_nondet_call(havoc.origin) else 0
+
+    run = compile_program(program).run(
+        source, max_steps=LONG_RUN_STEPS, max_loop_head_states=0, record_path=False
+    )
+    return run.inputs_used
+
+
+def _constants(program: Program) -> list[int]:
+    """The program's constants and their neighbours, smallest magnitude first."""
+    found = {
+        n.value
+        for s in walk_stmts(program.body)
+        for e in stmt_exprs(s)
+        for n in walk(e)
+        if isinstance(n, Const)
+    }
+    near = {v + d for v in found for d in (-1, 0, 1)}
+    return sorted(near, key=abs)[:MAX_CONSTANTS]
+
+
+def _vector(rng: random.Random, pool: list[int]) -> tuple[int, ...]:
+    """One run's inputs: all of one kind, or each of a kind drawn anew."""
+    kinds = (_small, _constant, _limit, _magnitude)
+    if rng.random() < 0.5:
+        kind = rng.choice(kinds)
+        return tuple(kind(rng, pool) for _ in range(VECTOR))
+    return tuple(rng.choice(kinds)(rng, pool) for _ in range(VECTOR))
+
+
+def _small(rng: random.Random, pool: list[int]) -> int:
+    return rng.randint(-16, 16)
+
+
+def _constant(rng: random.Random, pool: list[int]) -> int:
+    return rng.choice(pool) if pool else _small(rng, pool)
+
+
+def _limit(rng: random.Random, pool: list[int]) -> int:
+    return rng.choice(LIMITS) + rng.randint(-2, 2)
+
+
+def _magnitude(rng: random.Random, pool: list[int]) -> int:
+    value = rng.randint(0, 1 << rng.randint(1, 63))
+    return value if rng.random() < 0.7 else -value
