@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import fpsem
 from .definedness import NONDET, ORIGIN
-from .engines import bitblast, inductive
+from .engines import bitblast, bmc, inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
@@ -18,9 +18,11 @@ from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_input
 from .results import Counterexample, InputValue, ProvenInvariant, Result
 from .shrink import shrink
 from .simplify import readable, readable_conjuncts
+from .smt_bv import BITS
 
 MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
 LOOP_FREE_INT_S = 1.0  # seconds for the integer check of a loop-free program before bit-blasting it
+UNWOUND_BITS_S = 2.0  # seconds for the bit-precise unrolling of a program unrolled completely, then integers
 
 
 def certificate_result(
@@ -30,8 +32,12 @@ def certificate_result(
 
     A loop-free program whose integer encoding is too hard within `LOOP_FREE_INT_S` is decided
     again bit-precisely (`bitblast`, a fresh unrolling and solver): exact, and SAFE only when no
-    path has undefined behaviour, where both encodings mean the same."""
-    if program.loops:
+    path has undefined behaviour, where both encodings mean the same. So is a program that a
+    complete unrolling proved (`is_unwinding`): unrolled again to the same bound, bit-precisely
+    first, then with integers, each with a fresh solver."""
+    if program.loops and is_unwinding(result):
+        check = _unwound_again(program, int(str(result.stats["bound"])), budget)
+    elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:
         check = inductive.prove_with(program, {}, Budget.of(min(LOOP_FREE_INT_S, budget.remaining())))
@@ -40,6 +46,21 @@ def certificate_result(
     if check.status is not Status.SAFE:
         return None, check.reason
     return shown_invariants(program, result, result.invariants, minimal=False), check.reason
+
+
+def is_unwinding(result: EngineResult) -> bool:
+    """Whether `result` is SAFE by a complete unrolling (BMC: no path runs a loop more often than
+    its bound), with no invariant to check."""
+    bound = result.stats.get("bound")
+    return result.stats.get("complete") is True and not result.invariants and isinstance(bound, int)
+
+
+def _unwound_again(program: Program, bound: int, budget: Budget) -> EngineResult:
+    bits = bmc.check(program, budget.sub(UNWOUND_BITS_S), start_bound=bound, max_bound=bound, solving="fresh",
+                     domain=BITS, engine="bitblast")  # fmt: skip
+    if bits.status is Status.SAFE:
+        return bits
+    return bmc.check(program, budget, start_bound=bound, max_bound=bound, solving="fresh")
 
 
 def minimal_invariants(program: Program, result: EngineResult) -> tuple[ProvenInvariant, ...]:

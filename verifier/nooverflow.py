@@ -100,7 +100,48 @@ def no_overflow(e: Expr) -> Expr | None:
         branch = None if then is None and orelse is None else Ite(e.cond, _true(then), _true(orelse), INT)
         return _all(no_overflow(e.cond), branch)
     parts = [no_overflow(c) for c in children(e)]
-    return _all(*parts, fits(e) if may_overflow(e) else None)
+    return _all(*parts, fits(e) if may_overflow(e) and not _always_fits(e) else None)
+
+
+Interval = tuple[int, int]
+
+
+def _always_fits(e: Expr) -> bool:
+    """The operation `e` fits its type whatever values its operands' types allow (`(int)c * 6`
+    for a char `c`): no check is needed."""
+    ty = e.type
+    exact = _exact(e)
+    return isinstance(ty, IntType) and exact is not None and ty.min <= exact[0] and exact[1] <= ty.max
+
+
+def _exact(e: Expr) -> Interval | None:
+    """The values the operation `e` yields before it is fitted to its type (None: not known)."""
+    if isinstance(e, Unary) and e.op == "-":
+        low, high = _values(e.operand)
+        return -high, -low
+    if not isinstance(e, Binary) or e.op not in ("+", "-", "*"):
+        return None
+    (a, b), (c, d) = _values(e.left), _values(e.right)
+    if e.op == "+":
+        return a + c, b + d
+    if e.op == "-":
+        return a - d, b - c
+    products = (a * c, a * d, b * c, b * d)
+    return min(products), max(products)
+
+
+def _values(e: Expr) -> Interval:
+    """Bounds on the C value of `e` (one of its type's, once the checks before it held)."""
+    if isinstance(e, Const):
+        return e.value, e.value
+    ty = e.type
+    whole = (ty.min, ty.max) if isinstance(ty, IntType) else (-(1 << 128), 1 << 128)
+    inner = _exact(e) if isinstance(e, (Unary, Binary)) else None
+    if isinstance(e, Cast) and isinstance(e.operand.type, IntType):
+        inner = _values(e.operand)
+    if inner is None or inner[0] < whole[0] or inner[1] > whole[1]:
+        return whole
+    return inner
 
 
 def fits(e: Expr) -> Expr:

@@ -399,7 +399,7 @@ class CompiledProgram:
         try:
             done = subprocess.run(
                 [str(self.binary)], input=text, capture_output=True, encoding="utf-8", errors="replace",
-                timeout=timeout_s, check=False,
+                timeout=timeout_s, check=False, cwd=self.binary.parent,  # what it writes stays there
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")

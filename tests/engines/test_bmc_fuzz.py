@@ -214,6 +214,9 @@ def check_one(seed: int, runs: int = 150, solving: str = "incremental", gen: typ
             break
     if result.status is Status.UNSAFE:
         return "unsafe"
+    if result.status is Status.SAFE:  # a complete unwinding without undefined behaviour
+        assert witness is None and result.stats.get("complete"), (seed, witness)
+        return "complete"
     assert result.status is Status.UNKNOWN
     if witness is not None:
         assert "gave up" in result.reason or "timeout" in result.reason, (seed, result.reason, witness)

@@ -53,7 +53,11 @@ def test_code2inv_tasks_witnesses_and_readback(verify_ok: None, tmp_path: Path) 
         assert proved, [(r.name, r.status, r.reason) for r in rows]
         for row in proved:
             entry = yaml.safe_load(Path(row.witness).read_text())[0]
-            assert entry["entry_type"] == "invariant_set" and entry["content"]
+            assert entry["entry_type"] == "invariant_set"
+            # a complete unrolling needs no invariant (task 3's loop runs 5 times)
+            assert entry["content"] or "no undefined behaviour on any path" in row.reason, row.reason
+        proved = [r for r in proved if yaml.safe_load(Path(r.witness).read_text())[0]["content"]]
+        assert proved
         check = BatchSpec(tasks=tuple(t for t in tasks if t.key in {r.task for r in proved}),
                           configs=resolve(["check-invariants"]), limits=limits, invariants_from=witnesses)
         run_batch(check, store, LocalBackend(2), QuietSink())

@@ -186,3 +186,23 @@ def test_a_task_listing_only_no_overflow_checks_it() -> None:
     assert decide(["no-overflow", "unreach-call"]).checked == "unreach-call"
     assert decide(["termination"]).checked is None
 
+
+
+def test_operations_that_fit_whatever_their_operands_are_not_checked() -> None:
+    text = HEADER + """int main() {
+      signed char c = __VERIFIER_nondet_int(); short s = __VERIFIER_nondet_int();
+      int a = c * 6 + s * s;
+      long long b = (long long)a * a;
+      int d = a + 1;
+    }"""
+    program = lower_source(text, "t.c", "LP64", NO_OVERFLOW)
+    sites = [s.site for s in walk_stmts(program.body) if isinstance(s, Assert) and s.site]
+    lines = text.splitlines()
+    checked = [lines[c.line - 1].strip() for c in sites]
+    assert checked == ["int d = a + 1;"]  # c*6 + s*s and (long long)a * a always fit
+
+
+def test_a_program_without_a_checked_operation_is_true_at_once(tmp_path: Path) -> None:
+    body = "unsigned u = __VERIFIER_nondet_int();\n double f = u * 0.5;\n u = u * u;"
+    verdict, reason, _ = _verify(tmp_path, body)
+    assert verdict == "true" and "no error location" in reason, reason

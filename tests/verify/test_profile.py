@@ -82,8 +82,10 @@ def test_the_profile_survives_the_wire_format():
     assert Result.from_json(json.loads(json.dumps(result.to_json()))) == result
 
 
-COUNTER = """extern void reach_error(void);
-int main(void) { int i = 0; while (i < 10) { i = i + 1; } if (i != 10) reach_error(); return 0; }
+# n is unbounded, so no unrolling is complete (bmc cannot decide it before spacer does)
+COUNTER = """extern void reach_error(void); extern int __VERIFIER_nondet_int(void);
+int main(void) { int n = __VERIFIER_nondet_int(), i = 0; while (i < n) { i = i + 1; }
+  if (n >= 0 && i != n) reach_error(); return 0; }
 """
 
 

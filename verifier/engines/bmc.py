@@ -21,7 +21,7 @@ import z3
 from ..cfg import build_cfg
 from ..errors import UnsupportedFeature
 from ..interp import Execution, run
-from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
+from ..ir import ArrayType, Assert, Havoc, Program, VarDecl, refusal
 from ..smt import INTEGERS, Domain
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
@@ -59,13 +59,17 @@ def check(
     """Search for an error within growing unrollings, up to `max_bound` iterations per loop.
 
     `no_overflow` blocks paths with signed overflow (undefined behaviour, which the replay
-    rejects); `max_assertions` caps the size of the formula. With the bit-precise `domain`
-    (`smt_bv.BITS`), a complete unrolling with no error and no undefined behaviour on any path
-    is answered SAFE, with the empty certificate (`bitblast`).
+    rejects); `max_assertions` caps the size of the formula. A complete unrolling (no path runs
+    a loop more often) with no error and no undefined behaviour on any path is answered SAFE,
+    with the empty certificate and `stats["complete"]`: where behaviour is defined, the integer
+    encoding (with `no_overflow`) and the bit-precise one (`smt_bv.BITS`, `bitblast`) both mean
+    what C does. `checks.certificate_result` unrolls such a program again, afresh.
     """
     watch = Stopwatch()
-    exact = domain is not INTEGERS
-    settings = Settings(no_overflow, max_assertions, solving, domain, track_undefined=exact)
+    # SAFE needs every path's behaviour defined: then each encoding means what C does (with
+    # floats only the bit-precise one does, and no proof may cover them: `ir.refusal`)
+    decides = domain is not INTEGERS or (no_overflow and refusal(program) is None)
+    settings = Settings(no_overflow, max_assertions, solving, domain, track_undefined=decides)
     try:
         session = _Session(program, budget, settings, engine)
     except (UnsupportedFeature, UnsupportedShape) as exc:

@@ -360,9 +360,10 @@ class CallLowerer(ExprLowerer):
     def int_sqrt(self, node: c_ast.FuncCall, ty: ir.IntType, out: list[ir.Stmt]) -> ir.Expr | None:
         """`(ty) sqrt(n)` for an integer n of at most 32 bits, where double arithmetic is exact.
 
-        The result is a fresh value r of `ty` with r*r <= n < (r+1)*(r+1) (computed in long long,
-        which the IR treats as mathematical); when C leaves the conversion undefined (n < 0, or a
-        root that does not fit `ty`) any value is allowed.
+        The result is a fresh value r of `ty` with r*r <= n < (r+1)*(r+1) (computed in __int128,
+        which the IR treats as mathematical and where these products always fit: the model adds no
+        operation that the no-overflow property could find overflowing); when C leaves the
+        conversion undefined (n < 0, or a root that does not fit `ty`) any value is allowed.
         """
         args = list(node.args.exprs) if node.args else []
         if len(args) != 1:
@@ -373,7 +374,7 @@ class CallLowerer(ExprLowerer):
             del out[pos:]  # evaluated again as an ordinary (unsupported) call
             return None
         aty = arg.type
-        ll = self.st.ct.named("long long")
+        ll = ir.INT128
         n = cexpr.convert(arg, ll)
         root = self.st.temp(ty, "sqrt")
         out.append(ir.Havoc(root.name, self.st.coord(node), "sqrt"))
