@@ -10,6 +10,7 @@ from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.properties import UNREACH_CALL
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -34,7 +35,7 @@ def eval_model_command(args: argparse.Namespace) -> int:
         first = Path(args.set[0]).resolve()
         settings = from_pyproject(first if first.is_dir() else first.parent)  # as `verify` reads it
         model = settings.with_(model=str(args.model) if args.model else None, endpoint=args.endpoint)
-        tasks = load_tasks(args.set).tasks
+        tasks = load_tasks(args.set, UNREACH_CALL).tasks  # the model guesses invariants for reach-safety
         if not tasks:
             raise QuokkaError("no tasks to evaluate")
         backend = open_backend(model, config)

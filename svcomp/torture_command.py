@@ -8,6 +8,7 @@ import sys
 import time
 
 from quokka.verifier.errors import QuokkaError
+from quokka.verifier.properties import UNREACH_CALL
 from rich.console import Console
 from rich.table import Table
 
@@ -21,7 +22,8 @@ EXIT_OK, EXIT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
 def torture_command(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     try:
-        tasks = load_tasks(args.sets).tasks if args.sets else ()
+        # the tasks' verdicts are reach-safety ones
+        tasks = load_tasks(args.sets, UNREACH_CALL).tasks if args.sets else ()
     except QuokkaError as exc:
         print_error(err, str(exc))
         return EXIT_BAD_INPUT

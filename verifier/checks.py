@@ -297,9 +297,11 @@ def _counterexample(
     program: Program, execution: Execution, confirmed: tuple[str, ...], notes: tuple[str, ...] = ()
 ) -> Counterexample:
     names = {v.name: v.c_name for v in program.variables if v.kind in ("global", "local")}
-    inputs = tuple(
+    read = {(r.variable, r.declared) for r in execution.uninitialised_reads}
+    inputs = tuple(  # a declaration the program assigns before it reads it is no input
         InputValue(h.origin, h.coord.line if h.coord else 0, value)
         for h, value in zip(execution.havocs, execution.inputs_used, strict=True)
+        if h.origin != ORIGIN or (h.target, h.coord) in read
     )
     error = execution.error
     where = (error.site or error.coord) if error else None

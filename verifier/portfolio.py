@@ -74,6 +74,9 @@ def _child(
 ) -> None:
     os.setpgrp()  # its own process group, so that killing it also kills what it started
     die_with_parent(parent)  # and it dies with the verifier, even one killed by SIGKILL
+    # what a solver prints itself (Z3's "ASSERTION VIOLATION ...") must not reach the verifier's
+    # standard output, which `--json` owns: a strategy answers through `conn` only
+    os.dup2(2, 1)
     memory_mb, nice = limits
     budget = Budget(deadline)
     reporter = _Reporter(name, budget.recorder, conn)

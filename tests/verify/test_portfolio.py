@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 
 from corpus import CORPUS
 from quokka.verifier.builder import num
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
-from quokka.verifier.ir import Program
+from quokka.verifier.ir import Assert, Assume, Program, walk_stmts
 from quokka.verifier.portfolio import YIELD_NICE, Portfolio, PortfolioConfig
+from quokka.verifier.processes import paused
 from quokka.verifier.results import Verdict
+from quokka.verifier.transform import at_loop_heads
 
 SAFE = next(e for e in CORPUS if e.expected == "safe" and e.invariants and e.c_source is None)
 UNSAFE = next(e for e in CORPUS if e.expected == "unsafe" and e.witness and e.c_source is None)
@@ -123,3 +127,47 @@ def test_a_reporting_strategy_is_awaited_only_for_the_grace_period():
     )
     assert result.verdict is Verdict.TRUE and result.candidates == ()
     assert time.monotonic() - started < 8
+
+
+def test_what_a_strategy_prints_itself_goes_to_standard_error(capfd):
+    """A solver's own message on file descriptor 1 (Z3's "ASSERTION VIOLATION ...") must not
+    reach standard output, which `verify --json` owns."""
+
+    def noisy(program: Program, budget: Budget) -> EngineResult:
+        os.write(1, b"NOISE FROM A SOLVER\n")
+        return unknown("noisy", "said something")
+
+    Portfolio(SAFE.program, CONFIG).run({"noisy": noisy})
+    out, err = capfd.readouterr()
+    assert "NOISE FROM A SOLVER" not in out and "NOISE FROM A SOLVER" in err
+
+
+def test_a_program_without_an_error_location_is_true_without_running_an_engine():
+    # every assertion becomes an assumption: nothing can fail
+    program = at_loop_heads(SAFE.program, lambda loop, coord: (), assert_to_assume=True)
+    assert not any(isinstance(s, Assert) for s in walk_stmts(program.body))
+    assert any(isinstance(s, Assume) for s in walk_stmts(program.body))
+    result = Portfolio(program, CONFIG).run({"claim": claims(Status.UNSAFE, inputs=(0,))})
+    assert result.verdict is Verdict.TRUE and result.decided_by == "frontend", result.reason
+    assert [run.engine for run in result.engines] == ["frontend"]
+
+
+def test_paused_process_groups_are_stopped_and_continued():
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+
+    def state() -> str:
+        with open(f"/proc/{child.pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+
+    try:
+        with paused([child.pid]):
+            time.sleep(0.2)
+            assert state() == "T"
+        time.sleep(0.2)
+        assert state() == "S"
+        with paused([child.pid, 2**22 + 7]):  # a group that is gone is skipped
+            pass
+        assert child.poll() is None
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()

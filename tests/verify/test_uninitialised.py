@@ -314,3 +314,15 @@ def test_nondet_covers_uninitialised_locals_only(tmp_path):
     result = verify_path(path, OPTIONS.with_(uninitialised="nondet"))
     assert result.verdict is Verdict.UNKNOWN
     assert "no return value" in result.reason
+
+
+def test_a_declaration_assigned_before_it_is_read_is_no_input(tmp_path):
+    """`short a;` then `a = nondet();`: the counterexample's inputs are the nondet value only
+    (issue 19: plain declarations are not "uninitialised inputs")."""
+    path = tmp_path / "d.c"
+    path.write_text("extern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\n"
+                    "int main() {\n  int a, b;\n  a = __VERIFIER_nondet_int();\n  b = a + 1;\n"
+                    "  if (b == 8) reach_error();\n  return 0;\n}\n")
+    result = verify_path(path, OPTIONS.with_(property=UNREACH_CALL))
+    assert result.verdict is Verdict.FALSE and result.counterexample is not None
+    assert result.counterexample.inputs == (InputValue("__VERIFIER_nondet_int", 5, 7),)
