@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,13 @@ def test_verify_witness_names_the_program_as_the_task_does(
     assert entry["metadata"]["task"]["input_files"] == [expected_name]
     assert list(entry["metadata"]["task"]["input_file_hashes"]) == [expected_name]
     assert {s["segment"][0]["waypoint"]["location"]["file_name"] for s in entry["content"]} == {expected_name}
+
+
+def test_a_witness_names_the_property_its_result_is_about(program: Path) -> None:
+    overflow = {"property": "no-overflow"}
+    reach = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
+    for result, make in ((_true_result(), correctness_witness), (_false_result(), violation_witness)):
+        assert make(result, program, data_model="LP64")["metadata"]["task"]["specification"] == reach
+        entry = make(replace(result, extra=overflow), program, data_model="LP64")
+        _validate([entry])
+        assert entry["metadata"]["task"]["specification"] == "CHECK( init(main()), LTL(G ! overflow) )"

@@ -8,7 +8,8 @@ import subprocess
 import time
 
 from corpus import CORPUS
-from quokka.verifier.builder import num
+from quokka.verifier.builder import ProgramBuilder, add, ge, ne, num
+from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
 from quokka.verifier.ir import Assert, Assume, Program, walk_stmts
 from quokka.verifier.portfolio import YIELD_NICE, Portfolio, PortfolioConfig
@@ -171,3 +172,38 @@ def test_paused_process_groups_are_stopped_and_continued():
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+
+
+def _ten_steps(bad: int) -> Program:
+    """x counts from 0 to 10; the assertion x != bad fails after `bad` iterations (never for 11)."""
+    b = ProgramBuilder("ten.c")
+    x = b.var("x")
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, num(10)))
+        b.assign(x, add(x, num(1)))
+        b.check(ne(x, num(bad)))
+    return b.build()
+
+
+def test_a_claimed_complete_unrolling_is_unrolled_again_before_it_is_true():
+    safe = Portfolio(_ten_steps(11), CONFIG).run(
+        {"claim": claims(Status.SAFE, invariants={}, stats={"complete": True, "bound": 11})}
+    )
+    assert safe.verdict is Verdict.TRUE and safe.invariants == () and safe.decided_by == "claim"
+    short = Portfolio(_ten_steps(11), CONFIG).run(  # 3 iterations do not cover every path
+        {"claim": claims(Status.SAFE, invariants={}, stats={"complete": True, "bound": 3})}
+    )
+    assert short.verdict is Verdict.UNKNOWN
+    buggy = Portfolio(_ten_steps(7), CONFIG).run(
+        {"claim": claims(Status.SAFE, invariants={}, stats={"complete": True, "bound": 11})}
+    )
+    assert buggy.verdict is Verdict.UNKNOWN
+    assert any(run.engine == "certificate" and run.status == "rejected" for run in buggy.engines)
+
+
+def test_bmc_proves_a_loop_it_can_unroll_completely():
+    result = bmc.check(_ten_steps(11), Budget.of(10))
+    assert result.status is Status.SAFE and result.stats["complete"] is True and result.stats["bound"] == 11
+    assert "no undefined behaviour on any path" in result.reason
+    assert bmc.check(_ten_steps(7), Budget.of(10)).status is Status.UNSAFE
