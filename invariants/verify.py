@@ -97,7 +97,8 @@ def strategies(
     return chosen
 
 
-FLOAT_STRATEGIES = frozenset({"bmc", "testing"})  # what may handle floating point: FALSE or UNKNOWN only
+# what may handle floating point: FALSE or UNKNOWN only
+FLOAT_STRATEGIES = frozenset({"bmc", "testing", "fuzz"})
 
 
 def _refused(name: str, why: str) -> Strategy:
