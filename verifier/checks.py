@@ -33,10 +33,11 @@ def certificate_result(
     A loop-free program whose integer encoding is too hard within `LOOP_FREE_INT_S` is decided
     again bit-precisely (`bitblast`, a fresh unrolling and solver): exact, and SAFE only when no
     path has undefined behaviour, where both encodings mean the same. So is a program that a
-    complete unrolling proved (`is_unwinding`): unrolled again to the same bound, bit-precisely
+    complete unrolling proved (`unwinding_bound`): unrolled again to the same bound, bit-precisely
     first, then with integers, each with a fresh solver."""
-    if program.loops and is_unwinding(result):
-        check = _unwound_again(program, int(str(result.stats["bound"])), budget)
+    bound = unwinding_bound(result)
+    if program.loops and bound is not None:
+        check = _unwound_again(program, bound, budget)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:
@@ -48,11 +49,12 @@ def certificate_result(
     return shown_invariants(program, result, result.invariants, minimal=False), check.reason
 
 
-def is_unwinding(result: EngineResult) -> bool:
-    """Whether `result` is SAFE by a complete unrolling (BMC: no path runs a loop more often than
-    its bound), with no invariant to check."""
+def unwinding_bound(result: EngineResult) -> int | None:
+    """The bound of `result` when it is SAFE by a complete unrolling (BMC: no path runs a loop
+    more often), with no invariant to check; else None."""
     bound = result.stats.get("bound")
-    return result.stats.get("complete") is True and not result.invariants and isinstance(bound, int)
+    complete = result.stats.get("complete") is True and not result.invariants
+    return bound if complete and isinstance(bound, int) else None
 
 
 def _unwound_again(program: Program, bound: int, budget: Budget) -> EngineResult:

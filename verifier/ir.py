@@ -538,6 +538,12 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
     return ()
 
 
+def constants(program: Program) -> set[int]:
+    """The values of the constants in the statements of `program`."""
+    exprs = (e for s in walk_stmts(program.body) for e in stmt_exprs(s))
+    return {n.value for e in exprs for n in walk(e) if isinstance(n, Const)}
+
+
 def float_use(program: Program) -> str | None:
     """Where `program` first uses floating point (a variable or a statement, as text), or None."""
     for v in program.variables:

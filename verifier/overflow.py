@@ -24,20 +24,15 @@ from .engines.houdini import houdini
 from .errors import Coord
 from .ir import (
     INT,
-    Assert,
-    Assign,
-    Assume,
     Binary,
     Const,
     Expr,
-    If,
     IntType,
     Program,
-    Stmt,
     Var,
     conjuncts,
+    constants,
     walk,
-    walk_stmts,
 )
 from .smt import Translator, in_range
 
@@ -88,17 +83,7 @@ def _with_bounds(program: Program, invariants: Mapping[str, Expr], budget: Budge
 
 
 def _constants(program: Program) -> list[int]:
-    values = {0}
-    for s in walk_stmts(program.body):
-        for e in _stmt_exprs(s):
-            values |= {n.value for n in walk(e) if isinstance(n, Const)}
-    return sorted(values, key=abs)[:MAX_CONSTANTS]
-
-
-def _stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
-    if isinstance(s, (Assume, Assert, If)):
-        return (s.cond,)
-    return (s.value,) if isinstance(s, Assign) else ()
+    return sorted(constants(program) | {0}, key=abs)[:MAX_CONSTANTS]
 
 
 def _candidates(program: Program, names: Sequence[str], constants: Sequence[int]) -> list[Expr]:

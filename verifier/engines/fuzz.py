@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..interp import LONG_RUN_STEPS, compile_program
-from ..ir import Const, Havoc, Program, VarDecl, stmt_exprs, walk, walk_stmts
+from ..ir import Havoc, Program, VarDecl, constants
 from ..replay import CompiledProgram, ReplayResult, compile_c, is_nondet_call
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
@@ -83,14 +83,7 @@ def _interpreter_inputs(program: Program, values: tuple[int, ...]) -> tuple[int,
 
 def _constants(program: Program) -> list[int]:
     """The program's constants and their neighbours, smallest magnitude first."""
-    found = {
-        n.value
-        for s in walk_stmts(program.body)
-        for e in stmt_exprs(s)
-        for n in walk(e)
-        if isinstance(n, Const)
-    }
-    near = {v + d for v in found for d in (-1, 0, 1)}
+    near = {v + d for v in constants(program) for d in (-1, 0, 1)}
     return sorted(near, key=abs)[:MAX_CONSTANTS]
 
 
