@@ -45,6 +45,9 @@ def print_profile(result: Result, console: Console | None = None) -> None:
             times = f"{t.total_s:.3f}", f"{t.max_s:.3f}"
             table.add_row("" if run else who, t.what, str(t.count), *times, answers)
     console.print(table)
+    if result.peak_rss_mb:
+        peaks = ", ".join(f"{who} {mb:.0f}" for who, mb in result.peak_rss_mb)
+        console.print(f"Peak resident memory of each strategy process (MB): {peaks}", highlight=False)
 
 
 def _invariant_table(result: Result) -> Table:

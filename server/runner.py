@@ -88,7 +88,7 @@ class Runner:
                 process = await asyncio.create_subprocess_exec(
                     *job.command, str(input_path), *job.args,
                     stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                    env=tagged_environment(tag),
+                    env={**tagged_environment(tag), "TMPDIR": str(folder)},  # removed with the folder
                 )
             except OSError as exc:
                 return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))

@@ -8,6 +8,8 @@ files; with `die_with_parent`, the child is also killed when the runner dies (ev
 process that carries the run's tag in its environment (`TAG_VARIABLE`, inherited by all
 descendants): the verifier's engines run in process groups of their own, and outlive the group.
 CPU time and peak memory come from `wait4` (the command and the descendants it waited for).
+The command's temporary files go to a folder of its own (`TMPDIR`), removed when it has ended:
+what a killed process leaves behind goes with it.
 
 Only the process that reaps the child may use `RunningProcess`, and it should have no other
 threads while it starts one (`preexec_fn` runs between `fork` and `exec`).
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -128,6 +131,7 @@ class RunningProcess:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _read_all
         self._killed_for = ""
         self.tag = uuid.uuid4().hex
+        self._scratch = Path(tempfile.mkdtemp(prefix="quokka-task-"))
         try:
             self._proc = subprocess.Popen(
                 self.command,
@@ -135,13 +139,14 @@ class RunningProcess:
                 stdout=self._stdout,
                 stderr=self._stderr,
                 cwd=cwd,
-                env=tagged_environment(self.tag),
+                env={**tagged_environment(self.tag), "TMPDIR": str(self._scratch)},
                 start_new_session=True,
                 preexec_fn=_preexec(limits, die_with_parent),
             )
         except BaseException:
             self._stdout.close()
             self._stderr.close()
+            shutil.rmtree(self._scratch, ignore_errors=True)
             raise
 
     @property
@@ -156,6 +161,7 @@ class RunningProcess:
             return None
         kill_group(self.pid)  # descendants left behind; the unreaped leader keeps the group id ours
         kill_tagged(self.tag)
+        shutil.rmtree(self._scratch, ignore_errors=True)
         _, status, usage = os.wait4(self.pid, 0)
         self._proc.returncode = os.waitstatus_to_exitcode(status)
         return self._outcome(status, usage)

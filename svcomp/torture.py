@@ -23,6 +23,7 @@ import itertools
 import json
 import random
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -215,11 +216,14 @@ class Campaign:
     def run(self, progress: Callable[[Counts], None] = lambda counts: None) -> Counts:
         trials = [self.generated] + [self.mutant] * bool(self.true_tasks) + [self.fuzz] * bool(self.sources)
         trials += [self.fault] * self.settings.faults
-        for k in itertools.count():
-            if time.monotonic() >= self.deadline:
-                break
-            trials[k % len(trials)](k)
-            progress(self.counts)
+        try:
+            for k in itertools.count():
+                if time.monotonic() >= self.deadline:
+                    break
+                trials[k % len(trials)](k)
+                progress(self.counts)
+        finally:  # what a finding needs was copied to `settings.out`
+            shutil.rmtree(self.work, ignore_errors=True)
         return self.counts
 
     # --- trials

@@ -25,7 +25,15 @@ from .checks import certificate_result, confirm_smallest, minimal_invariants, un
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Assert, Expr, Program, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
-from .processes import die_with_parent, kill_group, paused
+from .processes import (
+    die_with_parent,
+    kill_group,
+    paused,
+    peak_rss_mb,
+    peak_rss_of,
+    scratch_folder,
+    use_scratch,
+)
 from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
 
@@ -71,9 +79,11 @@ def _child(
     limits: tuple[int | None, int],
     conn: mpc.Connection,
     parent: int,
+    scratch: Path,
 ) -> None:
     os.setpgrp()  # its own process group, so that killing it also kills what it started
     die_with_parent(parent)  # and it dies with the verifier, even one killed by SIGKILL
+    use_scratch(scratch)  # what it leaves when killed, the verifier removes
     # what a solver prints itself (Z3's "ASSERTION VIOLATION ...") must not reach the verifier's
     # standard output, which `--json` owns: a strategy answers through `conn` only
     os.dup2(2, 1)
@@ -108,11 +118,11 @@ class _Reporter(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        last: tuple[Timing, ...] = ()
+        last: tuple[tuple[Timing, ...], float] = ((), 0.0)
         while not self.done.wait(PROFILE_EVERY_S):
-            snapshot = self.recorder.snapshot(self.who)
+            snapshot = (self.recorder.snapshot(self.who), peak_rss_mb())
             if snapshot != last:
-                self.send((PROFILE, snapshot))
+                self.send((PROFILE, *snapshot))
                 last = snapshot
 
     def send(self, message: object) -> None:
@@ -122,7 +132,7 @@ class _Reporter(threading.Thread):
 
     def finish(self, answer: object) -> None:
         self.done.set()
-        self.send((PROFILE, self.recorder.snapshot(self.who)))
+        self.send((PROFILE, self.recorder.snapshot(self.who), peak_rss_mb()))
         self.send(answer)
 
 
@@ -135,13 +145,14 @@ def _capped(limit: int) -> tuple[int, int]:
 
 
 def _start(
-    name: str, strategy: Strategy, program: Program, budget: Budget, limits: tuple[int | None, int]
+    name: str, strategy: Strategy, program: Program, budget: Budget, limits: tuple[int | None, int],
+    scratch: Path,
 ) -> _Running:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(
         target=_child,
-        args=(name, strategy, program, budget.deadline, limits, child, os.getpid()),
+        args=(name, strategy, program, budget.deadline, limits, child, os.getpid(), scratch),
         name=f"quokka-{name}",
     )
     proc.start()
@@ -149,8 +160,26 @@ def _start(
     return _Running(name, proc, parent)
 
 
-def _receive(run: _Running, profiles: dict[str, tuple[Timing, ...]]) -> EngineResult | None:
-    """The strategy's answer, or None for a profile snapshot (kept in `profiles`)."""
+@dataclass
+class _Snapshots:
+    """What each strategy last said of itself: its profile rows, and its peak resident memory
+    (MB; with the children it waited for, e.g. a compiler)."""
+
+    profiles: dict[str, tuple[Timing, ...]] = dataclasses.field(default_factory=dict)
+    peaks: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def keep(self, name: str, rows: tuple[Timing, ...], peak_mb: float) -> None:
+        self.profiles[name] = rows
+        self.peaks[name] = peak_mb
+
+    def peak_before_kill(self, name: str, pid: int) -> None:
+        peak = peak_rss_of(pid)
+        if peak is not None:
+            self.peaks[name] = max(peak, self.peaks.get(name, 0.0))
+
+
+def _receive(run: _Running, snapshots: _Snapshots) -> EngineResult | None:
+    """The strategy's answer, or None for a snapshot of itself (kept in `snapshots`)."""
     try:
         message = run.conn.recv()
     except (EOFError, OSError):
@@ -159,7 +188,7 @@ def _receive(run: _Running, profiles: dict[str, tuple[Timing, ...]]) -> EngineRe
     if isinstance(message, EngineResult):
         return message
     if message[0] == PROFILE:
-        profiles[run.name] = message[1]
+        snapshots.keep(run.name, message[1], message[2])
         return None
     return unknown(run.name, f"engine failed: {message[1]}")
 
@@ -175,15 +204,16 @@ def _size(invariants: Mapping[str, Expr]) -> int:
     return total
 
 
-def _stop(running: list[_Running], profiles: dict[str, tuple[Timing, ...]]) -> None:
-    """Kill every strategy; keep the profile snapshots they sent last."""
+def _stop(running: list[_Running], snapshots: _Snapshots) -> None:
+    """Kill every strategy; keep the snapshots they sent last."""
     for run in running:
         if run.process.pid is not None:
+            snapshots.peak_before_kill(run.name, run.process.pid)
             kill_group(run.process.pid)
     for run in running:
         run.process.join(timeout=5)
         with contextlib.suppress(OSError):
-            while run.conn.poll() and _receive(run, profiles) is None:
+            while run.conn.poll() and _receive(run, snapshots) is None:
                 pass  # a snapshot; the answer or the end of the pipe stops the loop
         run.conn.close()
 
@@ -199,7 +229,7 @@ class Portfolio:
         self.started = time.monotonic()
         self._pending: list[_Running] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
-        self.profiles: dict[str, tuple[Timing, ...]] = {}  # each strategy's last snapshot
+        self.snapshots = _Snapshots()
         self.recorder = Recorder()  # the checks done here
 
     def run(self, strategies: Mapping[str, Strategy]) -> Result:
@@ -207,15 +237,23 @@ class Portfolio:
             # nothing can fail (e.g. no signed operation under no-overflow): floats or not
             self.runs.append(EngineRun("frontend", "safe", 0.0, NO_ERROR))
             return self._result(Verdict.TRUE, NO_ERROR, decided_by="frontend")
-        budget = Budget.of(self.config.timeout_s)
-        running = [_start(n, s, self.program, budget, self._limits(n)) for n, s in strategies.items()]
-        try:
-            result = self._await_reports(self._race(running, budget), budget)
-        finally:
-            _stop(running, self.profiles)
+        with scratch_folder("quokka-run-") as scratch:
+            result = self._raced(strategies, scratch)
         polished = self._polished(result)
         mine = self.recorder.snapshot("portfolio")
-        return dataclasses.replace(polished, profile=(*(t for p in self.profiles.values() for t in p), *mine))
+        rows = (*(t for p in self.snapshots.profiles.values() for t in p), *mine)
+        return dataclasses.replace(polished, profile=rows, peak_rss_mb=tuple(self.snapshots.peaks.items()))
+
+    def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
+        budget = Budget.of(self.config.timeout_s)
+        running = [
+            _start(name, strategy, self.program, budget, self._limits(name), scratch)
+            for name, strategy in strategies.items()
+        ]
+        try:
+            return self._await_reports(self._race(running, budget), budget)
+        finally:
+            _stop(running, self.snapshots)
 
     def _polished(self, result: Result) -> Result:
         """A TRUE result with the minimal certificate and the overflow sites the proof leaves
@@ -244,7 +282,7 @@ class Portfolio:
         while awaited and time.monotonic() < deadline:
             ready = mpc.wait([r.conn for r in awaited], timeout=max(0.0, deadline - time.monotonic()))
             for run in [r for r in awaited if r.conn in ready]:
-                answer = _receive(run, self.profiles)
+                answer = _receive(run, self.snapshots)
                 if answer is not None:
                     awaited.remove(run)
                     self._record(answer)
@@ -261,7 +299,7 @@ class Portfolio:
         while pending and not budget.expired:
             ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
             for run in [r for r in pending if r.conn in ready]:
-                answer = _receive(run, self.profiles)
+                answer = _receive(run, self.snapshots)
                 if answer is None:
                     continue
                 pending.remove(run)

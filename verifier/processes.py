@@ -5,6 +5,10 @@ what it started); a group of its own also means that nothing kills it when the v
 process dies (`kill -9` of a batch worker): Linux's parent-death signal does (`die_with_parent`).
 Supervisors (a batch's runner, the language server) also tag the environment of what they start
 (`TAG_VARIABLE`, inherited by every descendant), and kill by tag what is left.
+
+What a killed process cannot clean up, its supervisor does: each run gets a scratch folder for
+its temporary files (`TMPDIR`, which `tempfile` and gcc both honour), removed once the run and
+everything it started are gone (`scratch_folder`).
 """
 
 from __future__ import annotations
@@ -12,9 +16,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 TAG_VARIABLE = "QUOKKA_SUPERVISED"  # the tags of every supervised run a process descends from
@@ -91,3 +99,41 @@ def kill_tagged(tag: str) -> int:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     return len(pids)
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """A fresh folder for a supervised run's temporary files, removed after the block, whatever
+    was left in it (by a process killed before it could clean up)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def use_scratch(folder: Path) -> None:
+    """Put the temporary files of this process, and of the programs it starts, under `folder`.
+    Only for a child process that is about to run a job and then exit: it changes the process's
+    own environment and `tempfile`'s folder."""
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = str(folder)
+
+
+def peak_rss_mb() -> float:
+    """The peak resident memory of this process and of the children it has waited for (MB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(own, children) / 1024, 1)
+
+
+def peak_rss_of(pid: int) -> float | None:
+    """The peak resident memory of live process `pid` (MB; Linux's VmHWM), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -154,7 +154,7 @@ _PROTOTYPES = (
 )
 _UNINIT_PROTOTYPE = "unsigned long long __quokka_uninit(void);\n"
 _UNINIT_CALL = " = __quokka_uninit()"
-_BASE_FLAGS = ("-std=gnu11", "-O0", "-w", "-finstrument-functions", "-fno-builtin")
+_BASE_FLAGS = ("-std=gnu11", "-O0", "-pipe", "-w", "-finstrument-functions", "-fno-builtin")
 # Newer compilers reject what older C allowed; SV-COMP programs rely on it (implicit reach_error).
 _PERMISSIVE = (
     "-Wno-error=implicit-function-declaration",

@@ -1,12 +1,16 @@
-"""Verdicts and what backs them: frozen results with one JSON wire format (`Result.to_json`)."""
+"""Verdicts and what backs them: frozen results with one JSON wire format (`Result.to_json`), the
+`Diagnostic` that `quokka verify --json` prints instead for bad input, and the one reader of that
+output (`read_verify_output`)."""
 
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import fpsem
+from .errors import Coord, InputError, LocatedError, QuokkaError, ToolMissing, UnsupportedFeature
 from .ir import DOUBLE, FLOAT
 from .profile import Timing
 
@@ -122,6 +126,7 @@ class Result:
     claims: tuple[ClaimReport, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     profile: tuple[Timing, ...] = ()  # where the time went (`profile`)
+    peak_rss_mb: tuple[tuple[str, float], ...] = ()  # each strategy process's peak memory
 
     @property
     def conclusive(self) -> bool:
@@ -151,6 +156,7 @@ class Result:
             claims=tuple(_claim_from_json(c) for c in data.get("claims", ())),
             extra=dict(data.get("extra", {})),
             profile=tuple(_timing_from_json(t) for t in data.get("profile", ())),
+            peak_rss_mb=tuple((name, mb) for name, mb in data.get("peak_rss_mb", ())),
         )
 
 
@@ -177,3 +183,87 @@ def _cex_from_json(data: dict[str, Any]) -> Counterexample:
         replay_notes=tuple(data.get("replay_notes", ())),
         error_state=tuple((name, value) for name, value in data.get("error_state", ())),
     )
+
+
+# ----------------------------------------------------------------------------- bad input
+
+ERROR_STATUS = "error"  # the `status` that marks the JSON of a `Diagnostic`
+PARSE_ERROR, UNSUPPORTED_FEATURE, TOOL_MISSING, BAD_INPUT = (
+    "parse error", "unsupported feature", "tool missing", "bad input")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why `quokka verify` verified nothing (exit code 2): the input is bad, unreadable or unsupported."""
+
+    file: str  # the file the position is in; the input, when there is no position
+    line: int  # 1-based; 0 when the error has no position
+    column: int  # 0 when unknown
+    kind: str  # PARSE_ERROR, UNSUPPORTED_FEATURE, TOOL_MISSING or BAD_INPUT
+    message: str  # without the position
+
+    @property
+    def reason(self) -> str:
+        """`file:line:col: message`, as Quokka's located errors are rendered."""
+        return f"{Coord(self.file, self.line, self.column)}: {self.message}" if self.line else self.message
+
+    @staticmethod
+    def of_error(exc: QuokkaError, input_file: str) -> Diagnostic:
+        """The diagnostic of `exc`, raised on `input_file`; its `reason` is `str(exc)`."""
+        if isinstance(exc, LocatedError) and exc.coord is not None and exc.coord.line:
+            where = exc.coord
+            return Diagnostic(where.file, where.line, where.column, _kind(exc), exc.message)
+        return Diagnostic(input_file, 0, 0, _kind(exc), str(exc))
+
+    def to_json(self) -> dict[str, Any]:
+        """`verdict`, `status` and `reason` tell it from a `Result` (and keep older readers reading)."""
+        return {"verdict": Verdict.UNKNOWN.value, "status": ERROR_STATUS, "reason": self.reason,
+                **asdict(self)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Diagnostic:
+        return Diagnostic(str(data["file"]), int(data["line"]), int(data["column"]), str(data["kind"]),
+                          str(data["message"]))
+
+
+def _kind(exc: QuokkaError) -> str:
+    if isinstance(exc, UnsupportedFeature):
+        return UNSUPPORTED_FEATURE
+    if isinstance(exc, ToolMissing):
+        return TOOL_MISSING
+    if isinstance(exc, InputError) and "parse error: " in str(exc):  # the frontend's wording
+        return PARSE_ERROR
+    return BAD_INPUT
+
+
+# ----------------------------------------------------------------------------- reading the output
+
+
+class UnreadableOutput(ValueError):
+    """`quokka verify --json` printed a JSON object with a verdict that is no Result or Diagnostic."""
+
+
+def read_verify_output(stdout: str) -> Result | Diagnostic | None:
+    """What `quokka verify --json` printed on `stdout` (the Diagnostic of bad input, else a Result);
+    None when it printed no JSON object with a verdict. Raises `UnreadableOutput` when the object
+    does not fit either."""
+    data = verify_json_object(stdout)
+    if data is None:
+        return None
+    try:
+        return Diagnostic.from_json(data) if data.get("status") == ERROR_STATUS else Result.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise UnreadableOutput(f"malformed verify --json output: {type(exc).__name__} {exc}") from None
+
+
+def verify_json_object(stdout: str) -> dict[str, Any] | None:
+    """The JSON object with a verdict in `stdout`: the whole text, else its last line that is one."""
+    candidates = [stdout.strip(), *(line for line in reversed(stdout.splitlines()) if line.startswith("{"))]
+    for text in candidates:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "verdict" in data:
+            return data
+    return None

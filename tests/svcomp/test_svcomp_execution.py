@@ -55,3 +55,15 @@ def _alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as handle:  # a zombie is dead for our purposes
         return handle.read().split()[2] != "Z"
+
+
+def test_a_killed_commands_temporary_files_are_removed() -> None:
+    # the command writes into its TMPDIR and is killed at the wall limit: no cleanup of its own
+    code = ("import os, tempfile, time\n"
+            "folder = tempfile.mkdtemp()\n"
+            "open(os.path.join(folder, 'left'), 'w').write('x')\n"
+            "print(folder, os.environ['TMPDIR'], flush=True)\ntime.sleep(60)\n")
+    outcome = run_limited(_python(code), Limits(1, 1.0, 30, 1024))
+    folder, scratch = outcome.stdout.split()
+    assert outcome.killed_for == "wall" and folder.startswith(scratch)
+    assert not os.path.exists(scratch)
