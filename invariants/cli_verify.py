@@ -13,7 +13,7 @@ from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import Options, from_pyproject
 from quokka.verifier.properties import READINGS
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.results import Diagnostic, Result
 from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
 
 from .verify import resolve_input, verify_path
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         if args.witness is not None:
             _write_witness(args, result, options)
     except QuokkaError as exc:
-        return _bad_input(args, str(exc))
+        return _bad_input(args, exc)
     if args.json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
     else:
@@ -171,14 +171,9 @@ def _write_witness(args: argparse.Namespace, result: Result, options: Options) -
     write_witness(entry, args.witness)
 
 
-def _bad_input(args: argparse.Namespace, message: str) -> int:
+def _bad_input(args: argparse.Namespace, exc: QuokkaError) -> int:
+    diagnostic = Diagnostic.of_error(exc, str(args.file))
     if args.json:
-        payload = {
-            "verdict": Verdict.UNKNOWN.value,
-            "status": "error",
-            "reason": message,
-            "file": str(args.file),
-        }
-        sys.stdout.write(json.dumps(payload) + "\n")
-    sys.stderr.write(f"quokka verify: {message}\n")
+        sys.stdout.write(json.dumps(diagnostic.to_json()) + "\n")
+    sys.stderr.write(f"quokka verify: {diagnostic.reason}\n")
     return EXIT_BAD_INPUT

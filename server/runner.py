@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import shutil
 import tempfile
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.processes import kill_group, kill_tagged, tagged_environment
-from quokka.verifier.results import Result
+from quokka.verifier.results import Diagnostic, UnreadableOutput, read_verify_output
 from quokka.verifier.task import read_task
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome, failed
@@ -123,21 +122,15 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
 def parse_output(stdout: bytes, stderr: bytes, returncode: int | None, input_path: str,
                  elapsed: float) -> Outcome:
     """The outcome of a finished `quokka verify --json` run."""
-    tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
-    lines = [line for line in stdout.decode("utf-8", "replace").splitlines() if line.strip()]
     try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or "verdict" not in data:
+        output = read_verify_output(stdout.decode("utf-8", "replace"))
+    except UnreadableOutput as exc:
+        return failed(f"the verifier printed a malformed result: {exc}", input_path, elapsed)
+    if output is None:
+        tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
         why = tail.splitlines()[-1] if tail else "no output"
         return failed(f"the verifier exited with code {returncode} without a result: {why}",
                       input_path, elapsed)
-    data.setdefault("reason", "")
-    data.setdefault("file", input_path)
-    status = STATUS_ERROR if data.get("status") == "error" or returncode == EXIT_BAD_INPUT else STATUS_OK
-    try:
-        result = Result.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        return failed(f"the verifier printed a malformed result: {exc}", input_path, elapsed)
-    return Outcome(result, input_path, status)
+    if isinstance(output, Diagnostic):
+        return failed(output.reason, input_path, status=STATUS_ERROR)
+    return Outcome(output, input_path, STATUS_ERROR if returncode == EXIT_BAD_INPUT else STATUS_OK)

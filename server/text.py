@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from lsprotocol import types as lsp
+from quokka.verifier.lexer import blank_comments, function_header
 
 ASSERT_FUNCTIONS = ("__VERIFIER_assert", "assert")
 ERROR_FUNCTIONS = ("reach_error",)
@@ -17,17 +18,14 @@ ERROR_FUNCTIONS = ("reach_error",)
 _WRAPPERS = frozenset((*ASSERT_FUNCTIONS, *ERROR_FUNCTIONS, "__assert_fail", "assume_abort_if_not"))
 LOOP_KEYWORDS = ("while", "for", "do")
 
-_TOKEN = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?|^[ \t]*#[^\n]*",
-                    re.DOTALL | re.MULTILINE)
 _CALL = re.compile(r"\b(" + "|".join(ASSERT_FUNCTIONS + ERROR_FUNCTIONS) + r")\s*\(")
 _LOOP = re.compile(r"\b(while|for|do)\b")
-_HEADER = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*$")
 _LOCATION = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.*)$", re.DOTALL)
 
 
 def mask(text: str) -> str:
     """`text` with comments, string/char literals and preprocessor lines replaced by spaces."""
-    return _TOKEN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return blank_comments(text, literals=True, directives=True, partial=True)
 
 
 @dataclass(frozen=True)
@@ -149,8 +147,8 @@ def functions(source: SourceText) -> tuple[Function, ...]:
         elif char == "}" and depth > 0:
             depth -= 1
             if depth == 0:
-                header = _HEADER.search(masked, max(0, start - 4000), start)
-                if header is not None and header.group(1) not in ("if", "while", "for", "switch"):
+                header = function_header(masked, start, max(0, start - 4000))
+                if header is not None:
                     out.append(Function(header.group(1), source.span(header.start(1), header.end(1)),
                                         start, index))
     return tuple(out)

@@ -22,8 +22,14 @@ from typing import Any
 import benchexec.result as result
 import benchexec.tools.template
 from quokka.verifier.properties import NO_OVERFLOW, SUPPORTED, UNREACH_CALL, identify
-
-from .runner import parse_json_output
+from quokka.verifier.results import (
+    Diagnostic,
+    Result,
+    UnreadableOutput,
+    Verdict,
+    read_verify_output,
+    verify_json_object,
+)
 
 _TIME_SHARE = 0.9  # of the CPU/wall budget given to Quokka's own --timeout, the rest for start-up
 WITNESS_FILE = "witness.yml"  # in the run's working directory, as other SV-COMP verifiers write theirs
@@ -62,16 +68,21 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
         return command
 
     def determine_result(self, run: Any) -> str:
-        data = parse_json_output(run.output.text)
-        if data is None:
+        try:
+            output = read_verify_output(run.output.text)
+        except UnreadableOutput:
+            return f"{result.RESULT_ERROR} (malformed output)"
+        if output is None:
             if run.was_timeout:
                 return str(result.RESULT_TIMEOUT)
             return f"{result.RESULT_ERROR} ({_exit_text(run.exit_code)})"
-        return _verdict_result(data, run.was_timeout, _command_property(run.cmdline))
+        if isinstance(output, Diagnostic):
+            return f"{result.RESULT_ERROR} (bad input)"
+        return _verdict_result(output, run.was_timeout, _command_property(run.cmdline))
 
     def get_value_from_output(self, output: Any, identifier: str) -> str | None:
         """A top-level field of Quokka's JSON output (e.g. `decided_by`, `time_s`)."""
-        data = parse_json_output(output.text)
+        data = verify_json_object(output.text)
         if data is None or identifier not in data:
             return None
         return str(data[identifier])
@@ -106,23 +117,15 @@ def _time_budget(rlimits: Any) -> float | None:
     return round(min(limits) * _TIME_SHARE, 1) if limits else None
 
 
-def _verdict_result(data: dict[str, Any], was_timeout: bool, checked: str | None = None) -> str:
-    """The BenchExec result of Quokka's JSON output; a FALSE is about the property the output
-    names (`extra.property`), else the one the command line asked for (`checked`), else
-    unreach-call."""
-    verdict = data.get("verdict")
-    if data.get("status") == "error":
-        return f"{result.RESULT_ERROR} (bad input)"
-    if verdict == "true":
+def _verdict_result(output: Result, was_timeout: bool, checked: str | None = None) -> str:
+    """The BenchExec result of Quokka's result; a FALSE is about the property the result names
+    (`extra.property`), else the one the command line asked for (`checked`), else unreach-call."""
+    if output.verdict is Verdict.TRUE:
         return str(result.RESULT_TRUE_PROP)
-    if verdict == "false":
-        extra = data.get("extra")
-        named = extra.get("property") if isinstance(extra, dict) else None
-        overflow = (named or checked) == NO_OVERFLOW
+    if output.verdict is Verdict.FALSE:
+        overflow = (output.extra.get("property") or checked) == NO_OVERFLOW
         return str(result.RESULT_FALSE_OVERFLOW if overflow else result.RESULT_FALSE_REACH)
-    if verdict == "unknown":
-        return str(result.RESULT_TIMEOUT if was_timeout else result.RESULT_UNKNOWN)
-    return f"{result.RESULT_ERROR} (no verdict)"
+    return str(result.RESULT_TIMEOUT if was_timeout else result.RESULT_UNKNOWN)
 
 
 def _exit_text(exit_code: Any) -> str:

@@ -27,7 +27,13 @@ from typing import Any, Protocol
 
 from quokka.invariants.train.sources import read_jsonl
 from quokka.verifier.errors import InputError
-from quokka.verifier.results import Result
+from quokka.verifier.results import (
+    Diagnostic,
+    Result,
+    UnreadableOutput,
+    Verdict,
+    read_verify_output,
+)
 from quokka.verifier.witnesses import (
     WitnessError,
     input_file_name,
@@ -263,53 +269,48 @@ def _witness_arguments(folder: Path, task: Task) -> tuple[str, ...]:
 # ----------------------------------------------------------------------------- interpreting
 
 
+
 @dataclass(frozen=True)
 class Interpreted:
     status: str
     reason: str
-    data: dict[str, Any] | None = None
+    output: Result | Diagnostic | None = None
 
 
 def interpret(outcome: Outcome, limits: Limits) -> Interpreted:
     """The status of a finished process: its verdict, or timeout / out of memory / error."""
-    data = parse_json_output(outcome.stdout)
+    output, unreadable = _read(outcome.stdout)
     if outcome.launch_error:
         return Interpreted(scores.error_status(outcome.launch_error), outcome.launch_error)
     if outcome.killed_for == "wall":
-        return Interpreted(scores.TIMEOUT, f"wall-time limit of {limits.wall_s:g} s reached", data)
+        return Interpreted(scores.TIMEOUT, f"wall-time limit of {limits.wall_s:g} s reached", output)
     if outcome.signal_name == "SIGXCPU" or (outcome.signal == 9 and outcome.cpu_s >= limits.cpu_s):
-        return Interpreted(scores.TIMEOUT, f"CPU-time limit of {limits.cpu_s:g} s reached", data)
-    if data is None and _out_of_memory(outcome):
+        return Interpreted(scores.TIMEOUT, f"CPU-time limit of {limits.cpu_s:g} s reached", output)
+    if output is None and not unreadable and _out_of_memory(outcome):
         return Interpreted(scores.OUT_OF_MEMORY, f"memory limit of {limits.memory_mb} MB reached")
-    if data is not None and outcome.exit_code in (0, 1, 2):
-        return _from_json(data, outcome.exit_code)
-    return Interpreted(scores.error_status(_crash_message(outcome)), _crash_message(outcome), data)
+    if unreadable and outcome.exit_code in (0, 1, 2):
+        return Interpreted(scores.error_status(unreadable), unreadable)
+    if output is not None and outcome.exit_code in (0, 1, 2):
+        return _from_output(output, outcome.exit_code)
+    return Interpreted(scores.error_status(_crash_message(outcome)), _crash_message(outcome), output)
 
 
-def _from_json(data: dict[str, Any], exit_code: int | None) -> Interpreted:
-    verdict, reason = data.get("verdict"), str(data.get("reason", ""))
-    if exit_code == 2 or data.get("status") == "error":
-        return Interpreted(scores.error_status(reason or "bad input"), reason, data)
-    expected_code = 1 if verdict == "unknown" else 0
-    if verdict not in ("true", "false", "unknown"):
-        return Interpreted(scores.error_status(f"no verdict in the JSON output: {verdict!r}"), reason, data)
+def _read(stdout: str) -> tuple[Result | Diagnostic | None, str]:
+    """The verifier's output, and why it is unreadable ("" when it is not)."""
+    try:
+        return read_verify_output(stdout), ""
+    except UnreadableOutput as exc:
+        return None, str(exc)
+
+
+def _from_output(output: Result | Diagnostic, exit_code: int | None) -> Interpreted:
+    if isinstance(output, Diagnostic) or exit_code == 2:
+        return Interpreted(scores.error_status(output.reason or "bad input"), output.reason, output)
+    expected_code = 1 if output.verdict is Verdict.UNKNOWN else 0
     if exit_code != expected_code:
-        message = f"exit code {exit_code} does not match verdict {verdict}"
-        return Interpreted(scores.error_status(message), reason, data)
-    return Interpreted(str(verdict), reason, data)
-
-
-def parse_json_output(stdout: str) -> dict[str, Any] | None:
-    """The JSON object `quokka verify --json` printed (the whole output, else its last line)."""
-    candidates = [stdout.strip()] + [line for line in reversed(stdout.splitlines()) if line.startswith("{")]
-    for text in candidates:
-        try:
-            data = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and "verdict" in data:
-            return data
-    return None
+        message = f"exit code {exit_code} does not match verdict {output.verdict.value}"
+        return Interpreted(scores.error_status(message), output.reason, output)
+    return Interpreted(output.verdict.value, output.reason, output)
 
 
 _OUT_OF_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
@@ -331,7 +332,7 @@ def _crash_message(outcome: Outcome) -> str:
 
 def make_row(job: Job, outcome: Outcome, found: Interpreted, session_id: int | None) -> ResultRow:
     """The store row of a finished job."""
-    task, data = job.task, found.data or {}
+    task, data = job.task, _wire(found.output)
     if found.status not in ("true", "false", "unknown"):
         data = {k: v for k, v in data.items() if k in ("engines", "candidates")}
     return ResultRow(
@@ -350,6 +351,12 @@ def make_row(job: Job, outcome: Outcome, found: Interpreted, session_id: int | N
         session_id=session_id, started_at=outcome.started_at, finished_at=outcome.finished_at,
         host=outcome.host,
     )
+
+
+def _wire(output: Result | Diagnostic | None) -> dict[str, Any]:
+    """A result's fields as the store reads them back (JSON lists, not tuples)."""
+    data: dict[str, Any] = json.loads(json.dumps(output.to_json())) if isinstance(output, Result) else {}
+    return data
 
 
 def proposer_stats(candidates: Any) -> dict[str, dict[str, int]] | None:
@@ -418,18 +425,17 @@ def _record(
 ) -> None:
     found = interpret(item.outcome, item.job.limits)
     row = make_row(item.job, item.outcome, found, sessions.get(item.job.run_id))
-    if spec.witness_dir is not None and found.data is not None and row.verdict in ("true", "false"):
-        row = _with_witness(row, item.job, found.data, spec)
+    if spec.witness_dir is not None and isinstance(found.output, Result) and row.verdict in ("true", "false"):
+        row = _with_witness(row, item.job, found.output, spec)
     store.add_result(row)
     sink.add(row)
 
 
-def _with_witness(row: ResultRow, job: Job, data: dict[str, Any], spec: BatchSpec) -> ResultRow:
+def _with_witness(row: ResultRow, job: Job, result: Result, spec: BatchSpec) -> ResultRow:
     assert spec.witness_dir is not None
     folder = spec.witness_dir / job.config if len(spec.configs) > 1 else spec.witness_dir
     path = folder / witness_file_name(job.task.name, row.verdict)
     try:
-        result = Result.from_json(data)
         entry = witness_for(result, job.task.program, data_model=spec.data_model or job.task.data_model
                             or "LP64", configuration=job.config, file_name=_witness_input_name(job.task))
     except (WitnessError, KeyError, TypeError, ValueError) as exc:

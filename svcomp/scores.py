@@ -1,18 +1,17 @@
-"""Result categories and SV-COMP scores (pure functions).
+"""Result categories and SV-COMP scores (pure functions), computed by BenchExec.
 
-The numbers are the SV-COMP scoring schema for verification tasks: a correct `true` gets +2,
-a correct `false` +1, a wrong `false` (an alarm on a correct program) -16, a wrong `true`
-(a missed bug) -32, everything else (unknown, timeout, out of memory, error) 0. Sources:
-the SV-COMP rules, section "Evaluation by Scores and Runtime"
-(https://sv-comp.sosy-lab.org/2024/rules.php, table "Scoring schema"), and BenchExec's
-`benchexec/result.py` (`_SCORE_CORRECT_TRUE = 2`, `_SCORE_CORRECT_FALSE = 1`,
-`_SCORE_WRONG_FALSE = -16`, `_SCORE_WRONG_TRUE = -32`).
+The category of an answer and its score come from BenchExec's `benchexec.result`
+(`get_result_category` and `Property.compute_score`), which implements the SV-COMP scoring
+schema (https://sv-comp.sosy-lab.org/2024/rules.php, "Evaluation by Scores and Runtime"): a
+correct `true` gets +2, a correct `false` +1, a wrong `false` (an alarm on a correct program)
+-16, a wrong `true` (a missed bug) -32, everything else (unknown, timeout, out of memory,
+error) 0.
 
 SV-COMP also requires a validated witness for the full score of a correct answer; Quokka does
 not run witness validators, so these are the scores of unvalidated answers (every TRUE comes
 with a re-checked certificate and every FALSE with a replayed counterexample instead).
 
-The categories follow BenchExec's: correct, wrong, unknown, error (timeouts, out of memory,
+The categories are BenchExec's: correct, wrong, unknown, error (timeouts, out of memory,
 crashes) and missing (the task states no expected verdict).
 """
 
@@ -22,11 +21,10 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SCORE_CORRECT_TRUE = 2
-SCORE_CORRECT_FALSE = 1
-SCORE_WRONG_FALSE = -16
-SCORE_WRONG_TRUE = -32
-SCORE_OTHER = 0
+from benchexec import result as benchexec_result
+
+# BenchExec scores every SV-COMP property alike, so unreach-call stands for no-overflow too.
+SVCOMP_PROPERTY = benchexec_result.Property("unreach-call.prp", True, "unreach-call")
 
 TIMEOUT = "timeout"
 OUT_OF_MEMORY = "out of memory"
@@ -34,11 +32,11 @@ ERROR_PREFIX = "error"
 
 
 class Category(enum.Enum):
-    CORRECT = "correct"
-    WRONG = "wrong"
-    UNKNOWN = "unknown"
-    ERROR = "error"  # timeout, out of memory, crash: no answer at all
-    MISSING = "missing"  # an answer, but the task does not say what is expected
+    CORRECT = benchexec_result.CATEGORY_CORRECT
+    WRONG = benchexec_result.CATEGORY_WRONG
+    UNKNOWN = benchexec_result.CATEGORY_UNKNOWN
+    ERROR = benchexec_result.CATEGORY_ERROR  # timeout, out of memory, crash: no answer at all
+    MISSING = benchexec_result.CATEGORY_MISSING  # an answer, but the task does not say what is expected
 
 
 def verdict_of(status: str) -> str:
@@ -46,25 +44,28 @@ def verdict_of(status: str) -> str:
     return status if status in ("true", "false") else "unknown"
 
 
+def _benchexec_result(status: str) -> str:
+    """The BenchExec result for `status`: its verdict, else BenchExec's generic error result (so that
+    no other status, such as `done` or `false(no-overflow)`, passes for a BenchExec verdict)."""
+    verdicts = {
+        "true": benchexec_result.RESULT_TRUE_PROP,
+        "false": benchexec_result.RESULT_FALSE_PROP,
+        "unknown": benchexec_result.RESULT_UNKNOWN,
+    }
+    return str(verdicts.get(status, benchexec_result.RESULT_ERROR))
+
+
 def categorize(expected: bool | None, status: str) -> Category:
     """The category of `status` ("true", "false", "unknown", "timeout", "error: ...", ...)."""
-    if status not in ("true", "false", "unknown"):
-        return Category.ERROR
-    if status == "unknown":
-        return Category.UNKNOWN
-    if expected is None:
-        return Category.MISSING
-    return Category.CORRECT if (status == "true") == expected else Category.WRONG
+    expected_results = {SVCOMP_PROPERTY.filename: benchexec_result.ExpectedResult(expected, None)}
+    result = _benchexec_result(status)
+    return Category(benchexec_result.get_result_category(expected_results, result, [SVCOMP_PROPERTY]))
 
 
 def score(expected: bool | None, status: str) -> int:
     """The SV-COMP score of answering `status` on a task whose expected verdict is `expected`."""
     category = categorize(expected, status)
-    if category is Category.CORRECT:
-        return SCORE_CORRECT_TRUE if status == "true" else SCORE_CORRECT_FALSE
-    if category is Category.WRONG:
-        return SCORE_WRONG_TRUE if status == "true" else SCORE_WRONG_FALSE
-    return SCORE_OTHER
+    return int(SVCOMP_PROPERTY.compute_score(category.value, _benchexec_result(status)))
 
 
 def is_error_status(status: str) -> bool:

@@ -20,7 +20,6 @@ Wrong verdicts, crashes and hangs are counted and their programs saved under `--
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 import shutil
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from quokka.verifier.properties import ASSERT
 from quokka.verifier.replay import CompiledProgram, compile_c
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.results import Result, UnreadableOutput, Verdict, read_verify_output
 
 from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, run_limited
@@ -292,7 +291,8 @@ class Campaign:
             return
         if outcome.exit_code == INPUT_ERROR_EXIT:
             return
-        result = Result.from_json(json.loads(outcome.stdout))
+        result = read_verify_output(outcome.stdout)
+        assert isinstance(result, Result)  # `_problem` saw to it
         self.counts.verdicts[result.verdict.value] += 1
         if truth is not None and result.verdict not in (truth, Verdict.UNKNOWN):
             detail = f"{result.verdict.value}, expected {truth.value}: {result.reason}"
@@ -320,9 +320,11 @@ def _problem(outcome: Outcome) -> tuple[str, str] | None:
         return "crash", f"exit {outcome.exit_code} {outcome.signal_name}: {outcome.stderr_tail[-400:]}"
     if outcome.exit_code in VERDICT_EXITS:
         try:
-            Result.from_json(json.loads(outcome.stdout))
-        except (ValueError, KeyError, TypeError) as exc:
+            output = read_verify_output(outcome.stdout)
+        except UnreadableOutput as exc:
             return "crash", f"unreadable --json output ({exc})"
+        if not isinstance(output, Result):
+            return "crash", f"no result in the --json output: {outcome.stdout[-400:]!r}"
     elif len(outcome.stderr_tail.strip().splitlines()) != 1:
         return "crash", f"an error of more than one line: {outcome.stderr_tail[-400:]}"
     return None

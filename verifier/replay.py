@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .interp import Execution
+from .lexer import blank_comments
 from .properties import ASSERT, NO_OVERFLOW
 
 REACHED_STATUS = 86
@@ -232,7 +233,6 @@ def gcc_available() -> bool:
 
 # ----------------------------------------------------------------------------- data model
 
-_COMMENT_OR_LITERAL = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*")
 _MODEL_WORDS = frozenset(
     {"sizeof", "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "off_t",
@@ -245,14 +245,9 @@ _SIGNED_DECIMAL = re.compile(r"([1-9]\d*)[lL]*$")
 _LLONG_MAX = (1 << 63) - 1
 
 
-def blank_comments_and_literals(text: str) -> str:
-    """`text` with comments and string/char literals replaced by blanks (newlines kept)."""
-    return _COMMENT_OR_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-
-
 def data_model_dependence(source: str) -> str | None:
     """Why the program's behaviour might differ between ILP32 and LP64, or None (a conservative scan)."""
-    words = _TOKEN.findall(blank_comments_and_literals(source))
+    words = _TOKEN.findall(blank_comments(source, literals=True))
     for k, word in enumerate(words):
         neighbours = (words[k - 1] if k else "", words[k + 1] if k + 1 < len(words) else "")
         if word == "long" and "long" not in neighbours:
@@ -364,7 +359,7 @@ def instrument(
 ) -> str:
     """`source` with a trace call at each probed loop head and the declarations `initialise` names
     initialised from the inputs; raises ValueError where it cannot."""
-    scan, starts = blank_comments_and_literals(source), _line_starts(source)
+    scan, starts = blank_comments(source, literals=True), _line_starts(source)
     edits: dict[int, str] = {}
     for probe in probes:
         found = _insertion(scan, _offset(starts, probe.line, probe.column, "loop"), probe)

@@ -252,7 +252,7 @@ def read_verify_output(stdout: str) -> Result | Diagnostic | None:
         return None
     try:
         return Diagnostic.from_json(data) if data.get("status") == ERROR_STATUS else Result.from_json(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise UnreadableOutput(f"malformed verify --json output: {type(exc).__name__} {exc}") from None
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from .errors import QuokkaError
+from .lexer import blank_comments, function_header
 from .properties import NO_OVERFLOW
 from .results import FLOAT_INPUTS, Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
@@ -250,7 +251,7 @@ class _Locator:
         self.name = name
         text = source.decode("utf-8", errors="replace")
         self.lines = text.splitlines()
-        self.code_lines = _blank_comments_and_literals(text).splitlines()
+        self.code_lines = blank_comments(text, literals=True, directives=True).splitlines()
         self.functions = function_ranges(text)
 
     def at(self, line: int, column: int) -> dict[str, Any]:
@@ -295,13 +296,14 @@ def _loop_column(source: bytes, line: int) -> int:
 
 def function_ranges(text: str) -> list[tuple[int, int, str]]:
     """(first line, last line, name) of each function definition in C source `text`."""
-    code = _blank_comments_and_literals(text)
+    code = blank_comments(text, literals=True, directives=True)
     ranges: list[tuple[int, int, str]] = []
     depth, header_start, open_at, name = 0, 0, 0, ""
     for index, char in enumerate(code):
         if char == "{":
             if depth == 0:
-                name = _function_name(code[header_start:index])
+                header = function_header(code, index, header_start)
+                name = header.group(1) if header else ""
                 open_at = index
             depth += 1
         elif char == "}" and depth > 0:
@@ -315,31 +317,8 @@ def function_ranges(text: str) -> list[tuple[int, int, str]]:
     return ranges
 
 
-_HEADER = re.compile(r"([A-Za-z_]\w*)\s*\((?:[^()]|\([^()]*\))*\)\s*$")
-
-
-def _function_name(header: str) -> str:
-    match = _HEADER.search(header)
-    if match is None or match.group(1) in ("if", "while", "for", "switch", "sizeof"):
-        return ""
-    return match.group(1)
-
-
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
-
-
-_TOKENS = re.compile(
-    r"//[^\n]*|/\*.*?\*/"  # comments
-    r"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"  # string and character literals
-    r"|^\s*#[^\n]*",  # preprocessor lines
-    re.S | re.M,
-)
-
-
-def _blank_comments_and_literals(text: str) -> str:
-    """`text` with comments, string/char literals and preprocessor lines blanked (newlines kept)."""
-    return _TOKENS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 # ----------------------------------------------------------------------------- reading

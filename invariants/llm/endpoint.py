@@ -1,4 +1,4 @@
-"""Any OpenAI-compatible server (vLLM, SGLang, llama.cpp, OpenAI) as a backend, over urllib.
+"""Any OpenAI-compatible server (vLLM, SGLang, llama.cpp, OpenAI) as a backend, over httpx.
 
 `POST {base}/v1/chat/completions` with `n` samples; servers that return fewer choices than asked
 (llama.cpp ignores `n`) are asked again, at most `n` times in all. The base URL and the key come
@@ -8,20 +8,25 @@ from the arguments or from `QUOKKA_ENDPOINT` / `OPENAI_API_KEY`; the model name 
 An endpoint that cannot be reached (no connection: refused, unknown host, connect timeout) is
 not tried again by the same backend for `RETRY_UNREACHABLE_S`: calls in between raise the failure
 at once, so a verify run spends its budget on other proposers, not on the network once per round.
+
+httpx comes with the [llm] extra; it is imported when a backend is made, so that a plain install
+can still load this module (and says what is missing when an endpoint is asked for).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import ssl
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .backend import EndpointError, Message, SampleRequest
+
+if TYPE_CHECKING:
+    import httpx
 
 ENV_ENDPOINT = "QUOKKA_ENDPOINT"
 ENV_KEY = "OPENAI_API_KEY"
@@ -43,14 +48,33 @@ def api_base(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
-def _opener(base: str) -> urllib.request.OpenerDirector:
-    if urlsplit(base).hostname in LOOPBACK:
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
+def _client(base: str) -> httpx.Client:
+    try:
+        import httpx
+    except ImportError as exc:
+        raise EndpointError(f"the endpoint backend needs httpx (the [llm] extra): {exc}") from exc
+    # As urllib did: a connection per request (no idle sockets left to a server that closes them),
+    # the system's CA certificates (not certifi's), and a local server asked directly, never
+    # through the environment's proxy.
+    return httpx.Client(
+        follow_redirects=True,
+        limits=httpx.Limits(max_keepalive_connections=0),
+        verify=ssl.create_default_context(),
+        trust_env=urlsplit(base).hostname not in LOOPBACK,
+    )
 
 
-def _read_json(response: Any, url: str) -> Any:
-    data = response.read(MAX_RESPONSE_BYTES + 1)
+def _read(response: httpx.Response, limit: int) -> bytes:
+    """The first `limit` + 1 bytes of the body at most (so that a longer one shows)."""
+    data = bytearray()
+    for chunk in response.iter_bytes():
+        data += chunk
+        if len(data) > limit:
+            break
+    return bytes(data[: limit + 1])
+
+
+def _json(data: bytes, url: str) -> Any:
     if len(data) > MAX_RESPONSE_BYTES:
         raise EndpointError(f"{url}: answer larger than {MAX_RESPONSE_BYTES} bytes")
     try:
@@ -59,12 +83,9 @@ def _read_json(response: Any, url: str) -> Any:
         raise EndpointError(f"{url}: the answer is not JSON: {exc}") from exc
 
 
-def _http_error(url: str, exc: urllib.error.HTTPError) -> EndpointError:
-    try:
-        body = exc.read(ERROR_EXCERPT).decode("utf-8", "replace")
-    except OSError:
-        body = ""
-    return EndpointError(f"{url}: HTTP {exc.code} {exc.reason}: {body}".rstrip(": "))
+def _http_error(url: str, response: httpx.Response) -> EndpointError:
+    body = _read(response, ERROR_EXCERPT)[:ERROR_EXCERPT].decode("utf-8", "replace")
+    return EndpointError(f"{url}: HTTP {response.status_code} {response.reason_phrase}: {body}".rstrip(": "))
 
 
 def _choices(answer: Any, url: str) -> list[str]:
@@ -95,7 +116,7 @@ class EndpointBackend:
         self.base = api_base(url)
         self.api_key = api_key or os.environ.get(ENV_KEY)
         self.model = model or os.environ.get(ENV_MODEL)
-        self.opener = _opener(self.base)
+        self.client = _client(self.base)
         self._unreachable: tuple[str, float] | None = None  # (failure, when)
 
     def _headers(self) -> dict[str, str]:
@@ -114,21 +135,23 @@ class EndpointBackend:
             raise
 
     def _request(self, path: str, body: Mapping[str, Any] | None, timeout_s: float) -> Any:
+        import httpx
+
         url = f"{self.base}{path}"
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(
-            url, data=data, headers=self._headers(), method="GET" if body is None else "POST"
-        )
+        method = "GET" if body is None else "POST"
         try:
-            with self.opener.open(req, timeout=max(timeout_s, 0.1)) as response:
-                return _read_json(response, url)
-        except urllib.error.HTTPError as exc:
-            raise _http_error(url, exc) from exc
-        except urllib.error.URLError as exc:
-            raise EndpointUnreachable(f"cannot reach the endpoint {url}: {exc.reason}") from exc
-        except TimeoutError as exc:
+            with self.client.stream(
+                method, url, content=data, headers=self._headers(), timeout=max(timeout_s, 0.1)
+            ) as response:
+                if not response.is_success:
+                    raise _http_error(url, response)
+                return _json(_read(response, MAX_RESPONSE_BYTES), url)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise EndpointUnreachable(f"cannot reach the endpoint {url}: {exc}") from exc
+        except httpx.TimeoutException as exc:
             raise EndpointError(f"{url}: no answer within {timeout_s:.1f} s") from exc
-        except OSError as exc:
+        except httpx.HTTPError as exc:
             raise EndpointError(f"{url}: connection failed: {exc}") from exc
 
     def model_name(self, timeout_s: float = 10.0) -> str:

@@ -67,9 +67,8 @@ def test_a_proposer_failing_every_round_is_reported_once(caplog: pytest.LogCaptu
 
 def test_an_unreachable_endpoint_is_not_asked_again_at_once() -> None:
     backend = EndpointBackend(f"http://127.0.0.1:{_free_port()}", model="m")
-    opened = []
-    real_open = backend.opener.open
-    backend.opener.open = lambda *a, **k: opened.append(1) or real_open(*a, **k)  # type: ignore[method-assign]
+    opened: list[str] = []
+    backend.client.event_hooks = {"request": [lambda request: opened.append(str(request.url))]}
     for _ in range(3):
         with pytest.raises(EndpointUnreachable, match="cannot reach the endpoint"):
             backend.sample([{"role": "user", "content": "hi"}], SampleRequest(n=1, timeout_s=5))

@@ -1,14 +1,15 @@
 import json
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
 from llm_programs import LINE, SOURCE
-from quokka.invariants.llm import LLMConfig, LLMProposer, make_llm_proposer
+from quokka.invariants.llm import LLMConfig, LLMProposer, endpoint, make_llm_proposer
 from quokka.invariants.llm.backend import EndpointError, ModelError, SampleRequest
-from quokka.invariants.llm.endpoint import EndpointBackend, api_base
+from quokka.invariants.llm.endpoint import EndpointBackend, EndpointUnreachable, api_base
 from quokka.invariants.llm.serve import ChatServer
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.verifier.errors import QuokkaError
@@ -100,13 +101,15 @@ class _Raw(BaseHTTPRequestHandler):
     status = 200
     body = b"{}"
     seen: ClassVar[list] = []
+    raw: ClassVar[list[bytes]] = []
 
     def log_message(self, *args):
         pass
 
     def do_POST(self):
-        length = int(self.headers["Content-Length"])
-        _Raw.seen.append((dict(self.headers), json.loads(self.rfile.read(length))))
+        data = self.rfile.read(int(self.headers["Content-Length"]))
+        _Raw.raw.append(data)
+        _Raw.seen.append((dict(self.headers), json.loads(data)))
         self.send_response(self.status)
         self.send_header("Content-Length", str(len(self.body)))
         self.end_headers()
@@ -125,6 +128,7 @@ def raw_server():
         return f"http://127.0.0.1:{server.server_address[1]}"
 
     _Raw.seen = []
+    _Raw.raw = []
     yield start
     for s in servers:
         s.shutdown()
@@ -155,6 +159,98 @@ def test_request_carries_key_model_and_sampling_settings(raw_server, monkeypatch
     assert headers["Authorization"] == "Bearer sk-test"
     assert request["model"] == "m" and request["n"] == 2 and request["temperature"] == 0.3
     assert request["seed"] == 7 and request["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_the_request_body_is_the_json_of_the_settings_in_this_order(raw_server):
+    body = json.dumps({"choices": [{"message": {"content": GOOD}}]}).encode()
+    backend = EndpointBackend(raw_server(200, body), model="m")
+    backend.sample([{"role": "user", "content": "hï"}], SampleRequest(n=1, temperature=0.3, seed=7))
+    expected = {"model": "m", "messages": [{"role": "user", "content": "hï"}], "n": 1, "temperature": 0.3,
+                "top_p": 1.0, "max_tokens": 384, "seed": 7}  # fmt: skip
+    assert _Raw.raw == [json.dumps(expected).encode("utf-8")]
+    headers, _ = _Raw.seen[0]
+    assert headers["Content-Type"] == "application/json" and headers["Accept"] == "application/json"
+    assert "Authorization" not in headers
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (503, b"x" * 1000, "HTTP 503 Service Unavailable: " + "x" * 300),
+        (404, b"", "HTTP 404 Not Found"),
+    ],
+)
+def test_http_errors_name_the_status_and_the_start_of_the_body(raw_server, status, body, message):
+    url = raw_server(status, body)
+    with pytest.raises(EndpointError) as info:
+        EndpointBackend(url, model="m").sample([{"role": "user", "content": "hi"}], SampleRequest(n=1))
+    assert str(info.value) == f"{url}/v1/chat/completions: {message}"
+    assert not isinstance(info.value, EndpointUnreachable)
+
+
+def test_an_answer_over_the_size_limit_is_refused(raw_server, monkeypatch):
+    monkeypatch.setattr(endpoint, "MAX_RESPONSE_BYTES", 100)
+    url = raw_server(200, json.dumps({"choices": [], "pad": "x" * 500}).encode())
+    with pytest.raises(EndpointError, match="answer larger than 100 bytes"):
+        EndpointBackend(url, model="m").sample([{"role": "user", "content": "hi"}], SampleRequest(n=1))
+
+
+def test_a_refused_connection_is_unreachable_and_names_the_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(EndpointUnreachable) as info:
+        EndpointBackend(f"http://127.0.0.1:{port}", model="m").sample([], SampleRequest(n=1, timeout_s=5))
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    assert str(info.value).startswith(f"cannot reach the endpoint {url}: ") and "refused" in str(info.value)
+
+
+def test_a_silent_server_is_a_timeout_and_is_asked_again():
+    with socket.socket() as silent:  # listens, so connections are made, but never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        backend = EndpointBackend(f"http://127.0.0.1:{silent.getsockname()[1]}", model="m")
+        for _ in range(2):
+            with pytest.raises(EndpointError, match=r"completions: no answer within 0\.\d s") as info:
+                backend.sample([{"role": "user", "content": "hi"}], SampleRequest(n=1, timeout_s=0.5))
+            assert not isinstance(info.value, EndpointUnreachable)
+
+
+def test_a_server_that_hangs_up_is_a_failed_connection_not_an_unreachable_one():
+    with socket.socket() as rude:
+        rude.bind(("127.0.0.1", 0))
+        rude.listen(8)
+
+        def hang_up() -> None:
+            conn, _ = rude.accept()
+            conn.recv(65536)
+            conn.close()
+
+        threading.Thread(target=hang_up, daemon=True).start()
+        backend = EndpointBackend(f"http://127.0.0.1:{rude.getsockname()[1]}", model="m")
+        with pytest.raises(EndpointError, match="/v1/chat/completions: connection failed: ") as info:
+            backend.sample([{"role": "user", "content": "hi"}], SampleRequest(n=1, timeout_s=5))
+    assert not isinstance(info.value, EndpointUnreachable)
+
+
+def test_a_local_endpoint_is_asked_without_the_environments_proxy(raw_server, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, dead)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    body = json.dumps({"choices": [{"message": {"content": GOOD}}]}).encode()
+    for host in ("127.0.0.1", "localhost"):
+        url = raw_server(200, body).replace("127.0.0.1", host)
+        assert EndpointBackend(url, model="m").sample([], SampleRequest(n=1, timeout_s=5)) == [GOOD]
+
+
+def test_without_httpx_the_backend_names_the_extra_it_needs(monkeypatch):
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(EndpointError, match=r"needs httpx \(the \[llm\] extra\)"):
+        EndpointBackend("http://127.0.0.1:9", model="m")
 
 
 def test_endpoint_comes_from_the_environment(monkeypatch):

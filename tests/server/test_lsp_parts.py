@@ -15,7 +15,7 @@ from quokka.server.model import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Outcome,
 from quokka.server.runner import Job, Runner, parse_output, task_data_model
 from quokka.server.settings import DEFAULT_COMMAND, Settings, parse_settings
 from quokka.server.text import SourceText, assertion_sites, find_location, functions, mask
-from quokka.verifier.results import Verdict
+from quokka.verifier.results import PARSE_ERROR, Diagnostic, Verdict
 
 FAKE = (sys.executable, str(Path(__file__).with_name("fake_verify.py")))
 BENCH = BENCHMARKS
@@ -82,11 +82,14 @@ def test_unreadable_cache_is_a_miss(tmp_path):
 def test_parse_output_cases():
     good = json.dumps(linear_true().result.to_json()).encode()
     assert parse_output(b"log line\n" + good + b"\n", b"", 0, "x.c", 1.0).result == linear_true().result
-    payload = {"verdict": "unknown", "status": "error", "reason": "x.c:1:2: parse error", "file": "x.c"}
+    payload = Diagnostic("x.c", 1, 2, PARSE_ERROR, "parse error").to_json()
     bad = parse_output(json.dumps(payload).encode(), b"", 2, "x.c", 0)
     assert bad.status == STATUS_ERROR and bad.result.reason == "x.c:1:2: parse error"
     crash = parse_output(b"", b"Traceback...\nZeroDivisionError: boom\n", 1, "x.c", 0)
     assert crash.status == STATUS_FAILED and "ZeroDivisionError: boom" in crash.result.reason
+    malformed = parse_output(b'{"verdict": "true"}\n', b"", 0, "x.c", 0)
+    assert malformed.status == STATUS_FAILED and "malformed" in malformed.result.reason
+    assert parse_output(good, b"", 2, "x.c", 0).status == STATUS_ERROR
 
 
 def _job(text: str, tmp_path: Path, limit: float = 30.0) -> Job:

@@ -131,7 +131,8 @@ def main() -> int:
         print("this is not JSON")
         return 0
     if opts.get("badinput"):
-        bad = {"verdict": "unknown", "status": "error", "reason": f"{path}:1:1: bad", "file": str(path)}
+        bad = {"verdict": "unknown", "status": "error", "reason": f"{path}:1:1: bad", "file": str(path),
+               "line": 1, "column": 1, "kind": "bad input", "message": "bad"}
         print(json.dumps(bad))
         return 2
     data = _answer(path, text, opts, invariant_args)

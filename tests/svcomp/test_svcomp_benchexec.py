@@ -12,9 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from quokka.verifier.results import Diagnostic
 from svcomp_helpers import FAKE, make_set
 
-benchexec = pytest.importorskip("benchexec", reason="benchexec is a dev dependency")
+benchexec = pytest.importorskip("benchexec", reason="benchexec is a dependency")
 from benchexec import model, result, util  # noqa: E402
 from benchexec.tools.template import BaseTool2, UnsupportedFeatureException  # noqa: E402
 
@@ -80,13 +81,14 @@ def test_cmdline_takes_file_data_model_and_time_budget(tool: BaseTool2, tmp_path
         ({"verdict": "false", "reason": "", "file": "a.c"}, 0, None, result.RESULT_FALSE_REACH),
         ({"verdict": "unknown", "reason": "x", "file": "a.c"}, 1, None, result.RESULT_UNKNOWN),
         ({"verdict": "unknown", "reason": "x", "file": "a.c"}, 1, "cputime", result.RESULT_TIMEOUT),
-        ({"verdict": "unknown", "status": "error", "reason": "a.c:1:1: x", "file": "a.c"}, 2, None,
-         "ERROR (bad input)"),
+        (Diagnostic("a.c", 1, 1, "parse error", "x").to_json(), 2, None, "ERROR (bad input)"),
+        ({"verdict": "unknown", "status": "error", "reason": "a.c:1:1: x"}, 2, None,
+         "ERROR (malformed output)"),
         (None, 0, "walltime", result.RESULT_TIMEOUT),
         (None, 3, None, "ERROR (exit code 3)"),
     ],
 )
-def test_determine_result(tool: BaseTool2, payload: dict[str, str] | None, code: int,
+def test_determine_result(tool: BaseTool2, payload: dict[str, object] | None, code: int,
                           termination: str | None, expected: str) -> None:
     output = "some log line\n" + (json.dumps(payload) + "\n" if payload else "")
     assert tool.determine_result(_run(output, code, termination)) == expected

@@ -9,9 +9,10 @@ import pytest
 import yaml
 from quokka.svcomp.configs import DEFAULT_VERIFIER, resolve
 from quokka.svcomp.execution import Limits
-from quokka.svcomp.runner import BatchSpec, LocalBackend, parse_json_output, run_batch
+from quokka.svcomp.runner import BatchSpec, LocalBackend, run_batch
 from quokka.svcomp.store import Store
 from quokka.svcomp.tasks import load_tasks
+from quokka.verifier.results import Result, UnreadableOutput, read_verify_output
 from svcomp_helpers import BENCHMARKS, REPO, QuietSink
 
 TASKS = ("1.yml", "2.yml", "3.yml", "5.yml")
@@ -24,8 +25,11 @@ def _verify_works() -> str:
                                "20"], capture_output=True, text=True, timeout=90)
     except subprocess.TimeoutExpired:
         return "quokka verify did not answer in 90 s"
-    data = parse_json_output(proc.stdout)
-    if data is None or proc.returncode not in (0, 1):
+    try:
+        output = read_verify_output(proc.stdout)
+    except UnreadableOutput as exc:
+        return f"quokka verify does not run yet: {exc}"
+    if not isinstance(output, Result) or proc.returncode not in (0, 1):
         return f"quokka verify does not run yet: {(proc.stderr.strip().splitlines() or ['?'])[-1]}"
     return ""
 

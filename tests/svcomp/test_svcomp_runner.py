@@ -18,15 +18,16 @@ from quokka.svcomp.runner import (
     BatchSpec,
     LocalBackend,
     interpret,
-    parse_json_output,
     plan_jobs,
     run_batch,
     task_command,
 )
 from quokka.svcomp.store import RunInfo, Store
 from quokka.svcomp.tasks import load_tasks
+from quokka.verifier.results import BAD_INPUT, Diagnostic
 from svcomp_helpers import FAKE_VERIFIER, make_set
 
+MALFORMED = "malformed verify --json output:"
 LIMITS = Limits(timeout_s=5, wall_s=3, cpu_s=20, memory_mb=1024)
 
 
@@ -66,7 +67,10 @@ def _json(verdict: str, **kw: object) -> str:
         (_outcome("log line\n" + _json("false")), "false"),
         (_outcome(_json("unknown"), 1), "unknown"),
         (_outcome(_json("true"), 1), "error: exit code 1 does not match verdict true"),
-        (_outcome(_json("unknown", status="error", reason="f.c:1:1: bad"), 2), "error: f.c:1:1: bad"),
+        (_outcome(json.dumps(Diagnostic("f.c", 1, 1, BAD_INPUT, "bad").to_json()), 2), "error: f.c:1:1: bad"),
+        (_outcome(_json("unknown"), 2), "error: r"),
+        (_outcome(_json("maybe"), 0), f"error: {MALFORMED} ValueError 'maybe' is not a valid Verdict"),
+        (_outcome('{"a": 1}', 0), "error: exit code 0, no verdict"),
         (_outcome("", None, signal=9, killed_for="wall"), "timeout"),
         (_outcome("", None, signal=24), "timeout"),
         (_outcome("", 1, stderr_tail="Traceback\nMemoryError\n"), "out of memory"),
@@ -79,11 +83,6 @@ def _json(verdict: str, **kw: object) -> str:
 )
 def test_interpret_outcomes(outcome: Outcome, status: str) -> None:
     assert interpret(outcome, LIMITS).status == status
-
-
-def test_parse_json_output_needs_a_verdict() -> None:
-    assert parse_json_output('{"a": 1}') is None
-    assert parse_json_output('noise\n{"verdict": "true"}\n') == {"verdict": "true"}
 
 
 def test_command_and_interleaving(tmp_path: Path) -> None:

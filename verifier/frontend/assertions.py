@@ -15,8 +15,9 @@ from typing import Any
 from pycparser import c_ast, c_generator
 
 from ..errors import Coord, InputError
+from ..lexer import blank_comments
 from .calls import ASSERT_FUNCTIONS, ASSUME_FUNCTIONS, ERROR_FUNCTIONS
-from .coords import CoordMap, blank_comments
+from .coords import CoordMap
 from .lower import parse_source, read_source, walk_ast
 
 HARNESS_FUNCTIONS = ERROR_FUNCTIONS | ASSUME_FUNCTIONS | ASSERT_FUNCTIONS

@@ -14,38 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import Coord
+from ..lexer import blank_comments, tokens
 from .preprocess import Preprocessed
 
-_TOKEN = re.compile(
-    r"""[A-Za-z_]\w*
-    | \.?\d(?:[eEpP][+-]|[\w.])*
-    | "(?:\\.|[^"\\\n])*"?
-    | '(?:\\.|[^'\\\n])*'?
-    | \.\.\.|<<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|\#\#
-    | \S""",
-    re.VERBOSE,
-)
-_COMMENT_OR_LITERAL = re.compile(
-    r"""//[^\n]*|/\*.*?\*/|/\*.*\Z|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S
-)
 _MARKER = re.compile(r'#\s*(?:line\s+)?(\d+)\s+"((?:\\.|[^"\\])*)"')
-
-
-def blank_comments(text: str) -> str:
-    """`text` with every comment replaced by blanks (newlines kept), so columns do not move."""
-
-    def blank(m: re.Match[str]) -> str:
-        s = m.group(0)
-        if s[0] in "\"'":
-            return s
-        return re.sub(r"[^\n]", " ", s)
-
-    return _COMMENT_OR_LITERAL.sub(blank, text)
-
-
-def tokens(line: str) -> list[tuple[int, str]]:
-    """(1-based column, text) of each C token on `line`."""
-    return [(m.start() + 1, m.group(0)) for m in _TOKEN.finditer(line)]
 
 
 def output_lines(text: str) -> Iterator[tuple[str, int, str]]:
