@@ -39,8 +39,10 @@ from .structure import (
     after_loop,
     assigned_in,
     comparisons,
+    enclosing_guards,
     find_loop,
     loop_head,
+    path_facts,
     preference,
     program_constants,
 )
@@ -285,7 +287,9 @@ def _structural(
     atoms = [c for e in head.exits + head.asserted + after for c in comparisons(e)]
     ll, limit = _long_long(program), config.guard_offset_limit
     initial = _initial_values(program, [v for v in assigned_in(loop) if v in loop_vars], at_entry)
-    out = [*head.asserted, *after]
+    names = frozenset(loop_vars)
+    entry = enclosing_guards(program, loop_id, names) + path_facts(program, loop_id, names)
+    out = [*head.asserted, *after, *entry]
     for atom in atoms:
         out += _relations(atom, states, limit, ll) + _unless_initial(atom, states, initial, limit, ll)
     return out

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from quokka.verifier.dump import dump_json
 from quokka.verifier.engines import houdini, inductive, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
@@ -94,12 +95,33 @@ class QuokkaLoop:
             if not pool.add(self._propose(context, pool, budget)) and last is not None:
                 break
             last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
+            self._dump(round_no, pool, last)
             if last.result.status is Status.SAFE:
                 return self._finish(last.result, pool, last, watch)
             ctis = _merge_ctis(ctis, last.ctis)
             if budget.expired:
                 break
         return self._two_query(program, pool, last, budget, watch)
+
+    def _dump(self, round_no: int, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
+        """`--dump-dir`'s proposals/roundK.json: every candidate so far, who proposed it, and
+        what Houdini made of it in this round."""
+        if self.options.dump_dir is None:
+            return
+        dropped = {(d.loop, d.expr): d for d in last.dropped}
+        rows = []
+        for loop, candidates in pool.by_loop.items():
+            for e, c in candidates.items():
+                why = dropped.get((loop, e))
+                status = "kept" if why is None else f"dropped ({why.obligation})"
+                rows.append({"loop": loop, "invariant": c.text, "proposer": c.proposer, "houdini": status,
+                             "reason": "" if why is None else why.reason})
+        rejected = [
+            {"proposer": c.proposer, "text": c.raw or c.text, "reason": c.rejected} for c in pool.rejected
+        ]
+        payload = {"round": round_no, "proved": last.result.status is Status.SAFE, "candidates": rows,
+                   "rejected": rejected}
+        dump_json(self.options.dump_dir / "proposals", f"round{round_no}.json", payload)
 
     def _propose(self, context: ProposalContext, pool: CandidatePool, budget: Budget) -> list[Candidate]:
         out: list[Candidate] = []

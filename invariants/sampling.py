@@ -177,6 +177,7 @@ class _Collector:
     runs: int = 0
     error_inputs: tuple[int, ...] | None = None
     reaching_inputs: set[tuple[int, ...]] = field(default_factory=set)  # of runs that reached a loop
+    deterministic: bool = False  # a run read no input: every run is that run
 
     def run(self, inputs: InputStream) -> None:
         self.runs += 1
@@ -189,6 +190,7 @@ class _Collector:
         )
         outcome = "ub" if ex.overflows else ex.outcome
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        self.deterministic = self.deterministic or not ex.inputs_used
         if outcome == "ub":
             return
         if outcome == "error" and self.error_inputs is None:
@@ -240,7 +242,7 @@ class _Collector:
 
     def enough(self) -> bool:
         config = self.config
-        if config.stop_on_error and self.error_inputs is not None:
+        if (config.stop_on_error and self.error_inputs is not None) or self.deterministic:
             return True
         if self.runs < config.min_runs:
             return False

@@ -15,6 +15,7 @@ from quokka.verifier.ir import (
     INT,
     Assert,
     Assign,
+    Assume,
     Binary,
     Block,
     Break,
@@ -168,6 +169,111 @@ def loop_head(loop: Loop, loop_vars: frozenset[str]) -> LoopHead:
     head.asserted = [e for e in head.asserted if free_vars(e) <= loop_vars]
     head.exits = [e for e in head.exits if free_vars(e) <= loop_vars]
     return head
+
+
+def path_facts(program: Program, loop_id: str, loop_vars: frozenset[str]) -> list[Expr]:
+    """Conditions that hold whenever the loop is entered, over `loop_vars` it does not write: the
+    assumptions and assertions on the way to it, the branches taken, and the tests whose other
+    branch ends the run (`if (!(n <= N)) return 0;` in main, `assume_abort_if_not(c)`)."""
+    loop = find_loop(program, loop_id)
+    helpers = frozenset(d.name for d in program.variables if d.kind in ("param", "temp"))
+    found = _PathFacts(loop_id, helpers).find(program.body, 0)
+    if loop is None or found is None:
+        return []
+    kept = loop_vars - frozenset(assigned_in(loop))
+    return [e for e in found if free_vars(e) <= kept]
+
+
+@dataclass
+class _PathFacts:
+    """What is known on the way to loop `target`; `values` are the expressions of the `helpers`
+    (parameters of inlined functions, temporaries), read through in what is known."""
+
+    target: str
+    helpers: frozenset[str]
+    values: dict[str, Expr] = field(default_factory=dict)
+    known: list[Expr] = field(default_factory=list)
+
+    def find(self, block: Block, depth: int) -> list[Expr] | None:
+        """The facts at the loop's entry if `block` contains it (`depth`: of inlined functions)."""
+        for s in block:
+            found = self._stmt(s, depth)
+            if found is not None or isinstance(s, Return):
+                return found
+        return None
+
+    def _stmt(self, s: Stmt, depth: int) -> list[Expr] | None:
+        if isinstance(s, Loop):
+            return self._loop(s, depth)
+        if isinstance(s, If):
+            return self._if(s, depth)
+        if isinstance(s, Scope):
+            return self.find(s.body, depth + 1)
+        if isinstance(s, (Assume, Assert)):
+            self.known.append(substitute(s.cond, self.values))
+        elif isinstance(s, (Assign, Havoc)):
+            self._forget({s.target})
+            if isinstance(s, Assign) and s.target in self.helpers:
+                self.values[s.target] = substitute(s.value, self.values)
+        return None
+
+    def _loop(self, s: Loop, depth: int) -> list[Expr] | None:
+        if s.id == self.target:
+            return list(self.known)
+        self._forget(set(assigned_in(s)))
+        return self._branch(s.body, depth, None)
+
+    def _if(self, s: If, depth: int) -> list[Expr] | None:
+        cond = substitute(s.cond, self.values)
+        for branch, guard in ((s.then, cond), (s.orelse, negate(cond))):
+            found = self._branch(branch, depth, guard)
+            if found is not None:
+                return found
+        ends_then, ends_else = _ends(s.then, depth), _ends(s.orelse, depth)
+        self._forget({t.target for t in walk_stmts(s.then + s.orelse) if isinstance(t, (Assign, Havoc))})
+        if ends_then != ends_else:
+            self.known.append(negate(cond) if ends_then else cond)
+        return None
+
+    def _branch(self, block: Block, depth: int, guard: Expr | None) -> list[Expr] | None:
+        known = [*self.known, *([guard] if guard is not None else [])]
+        inner = _PathFacts(self.target, self.helpers, dict(self.values), known)
+        return inner.find(block, depth)
+
+    def _forget(self, written: set[str]) -> None:
+        self.known = [e for e in self.known if not free_vars(e) & written]
+        self.values = {v: e for v, e in self.values.items() if not ({v} | free_vars(e)) & written}
+
+
+def _ends(block: Block, depth: int) -> bool:
+    """Whether running `block` ends the run: `assume(0)` (abort), or a return from main."""
+    if not block:
+        return False
+    last = block[-1]
+    aborts = isinstance(last, Assume) and last.cond == Const(0, INT)
+    return aborts or (isinstance(last, Return) and depth <= 1)
+
+
+def enclosing_guards(program: Program, loop_id: str, loop_vars: frozenset[str]) -> list[Expr]:
+    """The conditions under which each enclosing loop goes on (its exit tests negated), over
+    `loop_vars` the loop does not write: they held when it was entered, and still hold."""
+    chain = _enclosing(program.body, loop_id)
+    if not chain:
+        return []
+    kept = loop_vars - frozenset(assigned_in(chain[-1]))
+    return [negate(e) for outer in chain[:-1] for e in loop_head(outer, kept).exits]
+
+
+def _enclosing(block: Block, loop_id: str) -> list[Loop] | None:
+    """The loops from the outermost one that contains loop `loop_id` down to that loop."""
+    for s in block:
+        if isinstance(s, Loop) and s.id == loop_id:
+            return [s]
+        for sub in stmt_children(s):
+            found = _enclosing(sub, loop_id)
+            if found is not None:
+                return [s, *found] if isinstance(s, Loop) else found
+    return None
 
 
 def after_loop(program: Program, loop_id: str, loop_vars: frozenset[str]) -> list[Expr]:

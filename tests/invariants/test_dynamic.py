@@ -307,3 +307,25 @@ def test_a_strict_exit_bound_seen_on_a_prefix_also_comes_non_strict(tmp_path) ->
     result = verify_path(path, Options(timeout_s=20, engines=("houdini",)))
     assert result.verdict is Verdict.TRUE, result.reason
     assert any(inv.expr == "x <= 1000000" for inv in result.invariants)
+
+
+def test_a_program_without_inputs_is_run_once():
+    # every run of it is the same run: sampling stops after the first, however long the loop
+    b = ProgramBuilder("det.c")
+    x = b.var("x")
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, num(10**8)))
+        b.assign(x, add(x, num(1)))
+    b.check(eq(x, num(10**8)))
+    started = time.monotonic()
+    samples = collect(b.build(), 0, time.monotonic() + 20)
+    assert samples.run_count == 1 and samples.outcomes == {"limit": 1}
+    assert time.monotonic() - started < 10
+    with_input = ProgramBuilder("input.c")
+    n = with_input.var("n")
+    with_input.havoc(n)
+    with with_input.loop():
+        with_input.if_break(ge(n, num(3)))
+        with_input.assign(n, add(n, num(1)))
+    assert collect(with_input.build(), 0, time.monotonic() + 5).run_count > 1

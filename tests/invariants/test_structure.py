@@ -4,15 +4,17 @@ from quokka.invariants.structure import (
     after_loop,
     assigned_in,
     comparisons,
+    enclosing_guards,
     find_loop,
     loop_head,
     negate,
+    path_facts,
     preference,
     program_constants,
     substitute,
 )
 from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, lt, mul, not_, num
-from quokka.verifier.ir import INT, Assert, Assign, Const, If, Return, Scope, Unary, Var
+from quokka.verifier.ir import INT, Assert, Assign, Assume, Const, If, Return, Scope, Unary, Var
 from quokka.verifier.printer import format_expr
 
 
@@ -83,3 +85,66 @@ def test_assertions_after_the_loop_become_implications():
     program = b.build()
     after = after_loop(program, loop_id, frozenset({"x", "y"}))
     assert [format_expr(e) for e in after] == ["x != 20 || y <= x", "x >= 0"]
+
+
+def _assume_abort_if_not(param: Var, cond) -> Scope:
+    """What the frontend makes of `assume_abort_if_not(cond)`: abort is `assume(0)`."""
+    stop = If(Unary("!", param, INT), (Assume(Const(0, INT)),), ())
+    return Scope("assume_abort_if_not", (Assign(param.name, cond), stop, Return()))
+
+
+def _early_return(param: Var, cond) -> Scope:
+    """An inlined function that returns early when `cond` fails: its caller goes on."""
+    return Scope("check", (Assign(param.name, cond), If(Unary("!", param, INT), (Return(),), ()), Return()))
+
+
+def test_path_facts_are_the_assumptions_and_early_exits_on_the_way_to_the_loop():
+    b = ProgramBuilder("path.c")
+    x, n, m, k, t = b.var("x"), b.var("n"), b.var("m"), b.var("k"), b.var("t")
+    c1, c2 = b.var("cond", kind="param"), b.var("cond_1", kind="param")
+    for v in (n, m, k, t):
+        b.havoc(v)
+    b.if_(not_(le(n, num(100))), (Return(),))  # `if (!(n <= 100)) return;` in main
+    b.emit(_assume_abort_if_not(c1, lt(num(0), m)))
+    b.emit(_early_return(c2, ge(k, num(3))))  # returns from the helper only: k >= 3 is not known
+    b.assume(ge(t, num(1)))
+    b.assign(t, num(0))  # t written after its assumption: forgotten
+    b.assign(x, num(0))
+    with b.loop() as loop_id:
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+    program = b.build()
+    facts = path_facts(program, loop_id, frozenset({"x", "n", "m", "k", "t"}))
+    assert [format_expr(e) for e in facts] == ["n <= 100", "0 < m"]
+
+
+def test_path_facts_inside_a_branch_and_an_enclosing_loop():
+    b = ProgramBuilder("branch.c")
+    i, j, n = b.var("i"), b.var("j"), b.var("n")
+    b.havoc(n)
+    with b.loop() as outer:
+        b.if_break(ge(i, n))
+        b.assign(j, num(0))
+        with b.block() as inner_body, b.loop() as inner:
+            b.if_break(ge(j, num(10)))
+            b.assign(j, add(j, num(1)))
+        b.if_(lt(n, num(50)), tuple(inner_body))
+        b.assign(i, add(i, num(1)))
+    program = b.build()
+    names = frozenset({"i", "j", "n"})
+    assert [format_expr(e) for e in path_facts(program, inner, names)] == ["n < 50"]
+    assert [format_expr(e) for e in enclosing_guards(program, inner, names)] == ["i < n"]
+    assert enclosing_guards(program, outer, names) == []
+
+
+def test_an_enclosing_guard_over_what_the_inner_loop_writes_is_no_candidate():
+    b = ProgramBuilder("writes.c")
+    x, y = b.var("x"), b.var("y")
+    with b.loop():
+        b.if_break(ge(x, num(100)))
+        with b.loop() as inner:
+            b.if_break(ge(y, num(10)))
+            b.assign(x, add(x, num(1)))
+            b.assign(y, add(y, num(1)))
+    program = b.build()
+    assert enclosing_guards(program, inner, frozenset({"x", "y"})) == []
