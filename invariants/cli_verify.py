@@ -11,11 +11,12 @@ from typing import Any
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
-from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.options import Options
 from quokka.verifier.properties import READINGS
 from quokka.verifier.results import Diagnostic, Result
 from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
 
+from .llm.settings import ModelSettings, from_pyproject
 from .verify import resolve_input, verify_path
 
 EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
@@ -114,9 +115,10 @@ def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
-def options_from_args(args: argparse.Namespace) -> Options:
-    base = from_pyproject(args.file.resolve().parent)
-    return base.with_(
+def settings_from_args(args: argparse.Namespace) -> tuple[Options, ModelSettings]:
+    """The core's options and the model's settings: `[tool.quokka]` above the file, then the flags."""
+    options, model = from_pyproject(args.file.resolve().parent)
+    options = options.with_(
         timeout_s=args.timeout,
         data_model=args.data_model,
         property=args.property,
@@ -124,10 +126,6 @@ def options_from_args(args: argparse.Namespace) -> Options:
         engines=_split(args.engines),
         proposers=_split(args.proposers),
         invariants=parse_invariant_args(args.invariant) or None,
-        model=args.model,
-        endpoint=args.endpoint,
-        samples=args.samples,
-        temperature=args.temperature,
         memory_mb=args.memory_mb,
         seed=args.seed,
         dump_dir=args.dump_dir,
@@ -135,6 +133,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
         all_invariants=True if args.all_invariants else None,
         witness_in=args.witness_in,
         double_check=True if args.double_check else None,
+    )
+    return options, model.with_(
+        model=args.model, endpoint=args.endpoint, samples=args.samples, temperature=args.temperature
     )
 
 
@@ -144,8 +145,8 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        options = options_from_args(args)
-        result = verify_path(args.file, options)
+        options, model = settings_from_args(args)
+        result = verify_path(args.file, options, model)
         if args.witness is not None:
             _write_witness(args, result, options)
     except QuokkaError as exc:

@@ -1,10 +1,12 @@
-"""Proposers by name, built from the options (heavy ones imported only when selected)."""
+"""Proposers by name, built from the core's options and the model's settings (heavy ones imported only
+when selected)."""
 
 from __future__ import annotations
 
 from quokka.verifier.errors import InputError
 from quokka.verifier.options import Options
 
+from .llm.settings import ModelSettings
 from .protocol import Proposer
 
 KNOWN = ("dynamic", "annotations", "llm")
@@ -15,31 +17,32 @@ NO_MODEL = "none"  # `--model none`: no model, not even the installed default
 AUTO = "auto"  # `--model auto`: the installed quokka-smollm2, escalating (see `make_proposers`)
 
 
-def make_proposers(options: Options) -> list[Proposer]:
-    """The proposers `options.proposers` names; `llm` joins when a model or endpoint is set.
+def make_proposers(options: Options, model: ModelSettings) -> list[Proposer]:
+    """The proposers `options.proposers` names; `llm` joins when `model` names a model or endpoint.
 
-    `--model auto` (and no `--model` at all when `llm_auto`, default `AUTO_MODEL`, is on) is the
+    `--model auto` (and no `--model` at all when `model.auto`, default `AUTO_MODEL`, is on) is the
     shipped fine-tuned model when it is installed, escalating: asked only once the model-free
     first round has not proved the program, so the tasks that round proves never wait for it.
     """
     names = [n for n in options.proposers if n != "none"]
-    if options.model == AUTO or (options.model is None and not options.endpoint and "llm" not in names):
-        options = _auto(options)
-    if options.model == NO_MODEL:
-        return [_make(n, options) for n in _known([n for n in names if n != "llm"])]
-    if (options.model or options.endpoint) and "llm" not in names:
+    if model.model == AUTO or (model.model is None and not model.endpoint and "llm" not in names):
+        model = _auto(model)
+    if model.model == NO_MODEL:
+        return [_make(n, model) for n in _known([n for n in names if n != "llm"])]
+    if (model.model or model.endpoint) and "llm" not in names:
         names.append("llm")
-    return [_make(name, options) for name in _known(names)]
+    return [_make(name, model) for name in _known(names)]
 
 
-def _auto(options: Options) -> Options:
-    """`options` with the model `auto` stands for: the shipped one, escalating, or none."""
-    chosen = options.model == AUTO or bool(options.extra.get("llm_auto", AUTO_MODEL))
+def _auto(model: ModelSettings) -> ModelSettings:
+    """`model` with the model `auto` stands for: the shipped one, escalating (unless told not to), or none."""
+    chosen = model.model == AUTO or (AUTO_MODEL if model.auto is None else model.auto)
     if not (chosen and auto_installed()):
-        return options.with_(model=NO_MODEL)
+        return model.with_(model=NO_MODEL)
     from .llm.registry import DEFAULT_TUNED
 
-    return options.with_(model=DEFAULT_TUNED, extra={"llm_escalate": True, **options.extra})
+    escalate = True if model.escalate is None else model.escalate
+    return model.with_(model=DEFAULT_TUNED, escalate=escalate)
 
 
 def auto_installed() -> bool:
@@ -49,9 +52,9 @@ def auto_installed() -> bool:
     return installed_model(DEFAULT_TUNED)
 
 
-def requested_model(options: Options) -> bool:
+def requested_model(model: ModelSettings) -> bool:
     """Whether a model or endpoint was named (not `none`, not `auto`): its report is awaited."""
-    return bool(options.endpoint or (options.model and options.model not in (NO_MODEL, AUTO)))
+    return bool(model.endpoint or (model.model and model.model not in (NO_MODEL, AUTO)))
 
 
 def _known(names: list[str]) -> list[str]:
@@ -61,7 +64,7 @@ def _known(names: list[str]) -> list[str]:
     return names
 
 
-def _make(name: str, options: Options) -> Proposer:
+def _make(name: str, model: ModelSettings) -> Proposer:
     if name == "dynamic":
         from .dynamic import DynamicProposer
 
@@ -72,4 +75,4 @@ def _make(name: str, options: Options) -> Proposer:
         return AnnotationProposer()
     from .llm import make_llm_proposer
 
-    return make_llm_proposer(options)
+    return make_llm_proposer(model)

@@ -1,18 +1,20 @@
-"""Runs `quokka verify --json` on a snapshot in its own process group, killed when the run is cancelled."""
+"""Runs `quokka verify --json` on a snapshot in its own process group, killed when the run is cancelled.
+
+The start stays asyncio's own (`create_subprocess_exec`, awaited while the server goes on serving),
+not `processes.LimitedCommand`'s blocking poll; the environment (tag, scratch `TMPDIR`) and the
+kill (group and tag) are `processes`'.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.processes import kill_group, kill_tagged, tagged_environment
+from quokka.verifier.processes import kill_run, new_tag, scratch_folder, supervised_environment
 from quokka.verifier.results import Diagnostic, UnreadableOutput, read_verify_output
 from quokka.verifier.task import read_task
 
@@ -65,8 +67,7 @@ class Runner:
 
     async def run(self, job: Job) -> Outcome:
         """The outcome of `job`; cancelling the awaiting task kills the verifier's whole process group."""
-        folder = Path(tempfile.mkdtemp(prefix="quokka-lsp-"))
-        try:
+        with scratch_folder("quokka-lsp-") as folder:
             if _on_disk(job.path, job.text):
                 assert job.path is not None
                 input_path = job.path
@@ -74,20 +75,18 @@ class Runner:
                 input_path = folder / (job.path.name if job.path is not None else "untitled.c")
                 input_path.write_text(job.text, encoding="utf-8")
             return await self._run_process(job, input_path, folder)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
     async def _run_process(self, job: Job, input_path: Path, folder: Path) -> Outcome:
         # output goes to files, not pipes: a grandchild holding a pipe would keep wait() from returning
         started = time.monotonic()
-        tag = uuid.uuid4().hex  # the verifier's engines run in process groups of their own: found by tag
+        tag = new_tag()  # the verifier's engines run in process groups of their own: found by tag
         out_path, err_path = folder / "stdout", folder / "stderr"
         with out_path.open("wb") as out, err_path.open("wb") as err:
             try:
                 process = await asyncio.create_subprocess_exec(
                     *job.command, str(input_path), *job.args,
                     stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                    env={**tagged_environment(tag), "TMPDIR": str(folder)},  # removed with the folder
+                    env=supervised_environment(tag, folder),  # its temporary files removed with the folder
                 )
             except OSError as exc:
                 return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))
@@ -104,10 +103,7 @@ class Runner:
                             time.monotonic() - started)
 
     def _kill_group(self, group: int) -> None:
-        tag = self._groups.pop(group, None)
-        kill_group(group)
-        if tag is not None:
-            kill_tagged(tag)
+        kill_run(group, self._groups.pop(group, None))
 
     def kill_all(self) -> None:
         for group in list(self._groups):

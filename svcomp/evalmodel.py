@@ -30,7 +30,7 @@ from typing import Any
 
 from quokka.invariants.completion import complete, observe_states
 from quokka.invariants.evaluate import compile_expr
-from quokka.invariants.llm import LLMConfig, make_backend
+from quokka.invariants.llm import LLMConfig, ModelSettings, make_backend
 from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.prompt import messages_for_context
@@ -112,8 +112,11 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConfig) -> TaskEval:
-    """Sample, parse and check the model's candidates for one task (see the module docstring)."""
+def evaluate_task(
+    task: Task, backend: Backend, options: Options, model: ModelSettings, config: EvalConfig
+) -> TaskEval:
+    """Sample, parse and check the model's candidates for one task (see the module docstring);
+    `options` and `model` are those of the speed-up runs' `verify`."""
     try:
         program = lower(task.program, task.data_model or "LP64", UNREACH_CALL)  # as batch reads a task
     except QuokkaError as exc:
@@ -121,7 +124,7 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     source = task.program.read_text(encoding="utf-8", errors="replace")
     context = ProposalContext(program, source, loop_contexts(program), {}, config.timeout_s, config.seed)
     started = time.monotonic()
-    llm = LLMConfig.from_options(model)
+    llm = LLMConfig.from_settings(model)
     request = replace(llm.request(program, config.seed, backend=backend), n=config.samples,
                       temperature=config.temperature)  # fmt: skip
     try:
@@ -135,7 +138,8 @@ def evaluate_task(task: Task, backend: Backend, model: Options, config: EvalConf
     samples = tuple(judge.sample(candidates) for candidates in parsed)
     pooled = judge.proves([c for candidates in parsed for c in candidates])
     checked = time.monotonic()
-    free_s, with_s, verdict = _speedup(program, task, model, config) if config.speedup else (None, None, "")
+    speedup = _speedup(program, task, options, model, config) if config.speedup else (None, None, "")
+    free_s, with_s, verdict = speedup
     return TaskEval(
         task.name, task.family, samples, sample_s=sampled - started, check_s=checked - sampled,
         model_free_s=free_s, with_model_s=with_s, with_model_verdict=verdict, pooled=pooled,
@@ -217,22 +221,22 @@ class _Judge:
         return bool(houdini.houdini(self.program, pool, Budget.of(self.seconds)).result.safe)
 
 
-def _speedup(program: Program, task: Task, model: Options, config: EvalConfig) -> tuple[float, float, str]:
-    free = replace(model, model=None, endpoint=None).with_(timeout_s=config.timeout_s, seed=config.seed)
-    with_model = free.with_(
-        proposers=(*free.proposers, "llm"), model=model.model, endpoint=model.endpoint, samples=config.samples
-    )
+def _speedup(
+    program: Program, task: Task, options: Options, model: ModelSettings, config: EvalConfig
+) -> tuple[float, float, str]:
+    free = options.with_(timeout_s=config.timeout_s, seed=config.seed)
+    with_llm = free.with_(proposers=(*free.proposers, "llm"))
     started = time.monotonic()
-    verify_program(program, free, task.program)
+    verify_program(program, free, task.program, replace(model, model=None, endpoint=None))
     middle = time.monotonic()
-    result = verify_program(program, with_model, task.program)
+    result = verify_program(program, with_llm, task.program, model.with_(samples=config.samples))
     verdict = "unknown" if result.verdict is Verdict.UNKNOWN else result.verdict.value
     return middle - started, time.monotonic() - middle, verdict
 
 
-def open_backend(model: Options, config: EvalConfig) -> Backend:
+def open_backend(model: ModelSettings) -> Backend:
     """The model of `--model DIR|NAME` or `--endpoint URL`, loaded once for all tasks."""
-    return make_backend(model, LLMConfig.from_options(model.with_(samples=config.samples)))
+    return make_backend(model)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+from quokka.invariants.llm.backend import Backend
+from quokka.invariants.llm.settings import ModelSettings, from_pyproject
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
 from rich.console import Console
 from rich.progress import Progress
@@ -33,13 +35,13 @@ def eval_model_command(args: argparse.Namespace) -> int:
         if (args.model is None) == (args.endpoint is None):
             raise QuokkaError("give one of --model DIR and --endpoint URL")
         first = Path(args.set[0]).resolve()
-        settings = from_pyproject(first if first.is_dir() else first.parent)  # as `verify` reads it
+        options, settings = from_pyproject(first if first.is_dir() else first.parent)  # as `verify` reads it
         model = settings.with_(model=str(args.model) if args.model else None, endpoint=args.endpoint)
         tasks = load_tasks(args.set, UNREACH_CALL).tasks  # the model guesses invariants for reach-safety
         if not tasks:
             raise QuokkaError("no tasks to evaluate")
-        backend = open_backend(model, config)
-        evals = _evaluate(tasks, backend, model, config, args, err)
+        backend = open_backend(model)
+        evals = _evaluate(tasks, backend, (options, model), config, args, err)
     except QuokkaError as exc:
         print_error(err, str(exc))
         return EXIT_BAD_INPUT
@@ -52,8 +54,8 @@ def eval_model_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _evaluate(tasks: tuple[Task, ...], backend: object, model: Options, config: EvalConfig,
-              args: argparse.Namespace, err: Console) -> list[TaskEval]:
+def _evaluate(tasks: tuple[Task, ...], backend: Backend, settings: tuple[Options, ModelSettings],
+              config: EvalConfig, args: argparse.Namespace, err: Console) -> list[TaskEval]:
     out: list[TaskEval] = []
     store = Store.open(args.db) if args.db else None
     run = _start_run(store, args, config) if store else None
@@ -62,7 +64,7 @@ def _evaluate(tasks: tuple[Task, ...], backend: object, model: Options, config: 
             bar = progress.add_task("eval-model", total=len(tasks))
             for task in tasks:
                 started = time.monotonic()
-                found = evaluate_task(task, backend, model, config)  # type: ignore[arg-type]
+                found = evaluate_task(task, backend, *settings, config)
                 out.append(found)
                 if store is not None and run is not None:
                     store.add_result(_row(run, task, found, time.monotonic() - started))

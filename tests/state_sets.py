@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, num, or_
-from quokka.verifier.ir import Expr, Program, Var
+from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num, or_
+from quokka.verifier.ir import INT, Expr, Program, Var
+
+SQUARES = Var("y", INT)  # the sum of squares of `bounded_counter(bound, squares=True)`
 
 
-def bounded_counter(bound: int) -> tuple[Program, str, Var, Var]:
-    """x counts up to n, n an input in [0, bound]."""
+def bounded_counter(bound: int, squares: bool = False) -> tuple[Program, str, Var, Var]:
+    """x counts up to n, n an input in [0, bound]; with `squares`, y (`SQUARES`) sums the squares
+    of the values x takes (`y += x * x` after each step)."""
     b = ProgramBuilder("bc.c")
     x, n = b.var("x"), b.var("n")
+    y = b.var(SQUARES.name) if squares else None
     b.havoc(n)
     b.assume(and_(ge(n, num(0)), le(n, num(bound))))
     with b.loop() as loop:
         b.if_break(ge(x, n))
         b.assign(x, add(x, num(1)))
+        if y is not None:
+            b.assign(y, add(y, mul(x, x)))
     b.check(le(x, n))
     return b.build(), loop, x, n
 

@@ -2,8 +2,8 @@
 
 Every command's numeric options use the functions below as argparse `type=` (a bad value is then
 argparse's usage error, exit 2: `argument --timeout: expected a number of seconds > 0 and <= 1000000,
-got 'inf'`). `Options.validate` and the editor's settings check values that come from elsewhere
-(`[tool.quokka]`, JSON) against the same `Bounds` with `Bounds.check`.
+got 'inf'`). The layers' settings (`Options`, the model layer's `ModelSettings`), whose values also come
+from `[tool.quokka]` and the editor's JSON, check them against the same `Bounds` (`options.check_number`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,21 @@
-"""The one options object: frozen defaults, overlaid by `[tool.quokka]`, the CLI and editor settings."""
+"""The core's options: frozen defaults, overlaid by `[tool.quokka]`, the CLI and editor settings.
+
+Each layer declares its own options; the core knows nothing of models (the model layer's are
+`invariants.llm.settings.ModelSettings`). A `[tool.quokka]` table is read once (`read_config`) and
+each layer takes its own keys from it (`options_from`: the core's).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cli_args import MEMORY_MB, POSITIVE_INT, SECONDS, SEED, TEMPERATURE, Bounds
+from .cli_args import MEMORY_MB, SECONDS, SEED, Bounds
 from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
@@ -19,10 +25,26 @@ DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (
     ("timeout_s", SECONDS),
     ("memory_mb", MEMORY_MB),
-    ("samples", POSITIVE_INT),
-    ("temperature", TEMPERATURE),
     ("seed", SEED),
 )
+
+
+class SettingError(InputError):
+    """A setting's value out of range or of the wrong kind: `name: problem` (`problem` ends in
+    `got VALUE`; the editor shows it under its own name for the setting)."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        self.problem = problem
+        super().__init__(None, f"{name}: {problem}")
+
+
+def check_number(name: str, bounds: Bounds, value: object) -> None:
+    """SettingError unless `value` is in `bounds` (settings' values come from TOML and JSON, not argparse)."""
+    try:
+        bounds.check(value)
+    except ValueError as exc:
+        raise SettingError(name, f"{exc}, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -41,16 +63,11 @@ class Options:
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096
     seed: int = 0
-    samples: int = 8
-    temperature: float = 0.8
-    model: str | None = None
-    endpoint: str | None = None
     dump_dir: Path | None = None
     replay_with_compiler: bool = True
     all_invariants: bool = False  # the whole certificate, not the conjuncts that carry the proof
     witness_in: Path | None = None  # a witness to validate: invariants checked, violations replayed
     double_check: bool = False  # every certificate re-checked by cvc5 over a second encoding
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def with_(self, **changes: Any) -> Options:
         """A copy with `changes` applied; unknown names are an error, None values are ignored."""
@@ -77,13 +94,8 @@ class Options:
             raise InputError(None, f"unknown engine(s): {', '.join(bad)} (known: {', '.join(ENGINES)})")
 
     def _validate_numbers(self) -> None:
-        """Finite and in range (the options' values may come from `[tool.quokka]`, not argparse)."""
         for name, bounds in NUMBERS:
-            value = getattr(self, name)
-            try:
-                bounds.check(value)
-            except ValueError as exc:
-                raise InputError(None, f"{name}: {exc}, got {value!r}") from None
+            check_number(name, bounds, getattr(self, name))
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -102,23 +114,41 @@ def overlay(base: Options, settings: Mapping[str, Any]) -> Options:
     return base.with_(**{k: _coerce(k, v) for k, v in changes.items()})
 
 
-def from_pyproject(start: Path, base: Options | None = None) -> Options:
-    """Options from the nearest `pyproject.toml` with a `[tool.quokka]` table above `start`."""
-    base = base or Options()
+@dataclass(frozen=True)
+class Config:
+    """A `[tool.quokka]` table (its keys' dashes read as underscores: `timeout-s`) and its file."""
+
+    path: Path | None = None
+    table: Mapping[str, Any] = field(default_factory=dict)
+
+    @contextmanager
+    def blame(self, table: str = "[tool.quokka]") -> Iterator[None]:
+        """An InputError raised inside names the file and `table`."""
+        try:
+            yield
+        except InputError as exc:
+            if self.path is None:
+                raise
+            raise InputError(None, f"{self.path}: {table}: {exc}") from None
+
+
+def read_config(start: Path) -> Config:
+    """The nearest `pyproject.toml` with a `[tool.quokka]` table at or above `start` (none: empty)."""
     for folder in [start, *start.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             table = _quokka_table(candidate)
             if table is not None:
-                return _overlay_from(candidate, base, table)
-    return base
+                return Config(candidate, {k.replace("-", "_"): v for k, v in table.items()})
+    return Config()
 
 
-def _overlay_from(path: Path, base: Options, table: Mapping[str, Any]) -> Options:
-    try:
-        return overlay(base, table)
-    except InputError as exc:
-        raise InputError(None, f"{path}: [tool.quokka]: {exc}") from None
+def options_from(config: Config, base: Options | None = None, foreign: Collection[str] = ()) -> Options:
+    """`base` overlaid by `config`; its keys in `foreign` are other layers' options, not looked at here
+    (any other key Options lacks is an error)."""
+    own = {k: v for k, v in config.table.items() if k not in foreign}
+    with config.blame():
+        return overlay(base or Options(), own)
 
 
 def _quokka_table(path: Path) -> Mapping[str, Any] | None:

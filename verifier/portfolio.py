@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import multiprocessing as mp
+import functools
 import multiprocessing.connection as mpc
 import os
-import resource
 import threading
 import time
 import traceback
@@ -26,13 +25,14 @@ from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Assert, Expr, Program, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
 from .processes import (
-    die_with_parent,
-    kill_group,
+    Child,
+    ChildSetup,
+    ResourceLimits,
     paused,
     peak_rss_mb,
     peak_rss_of,
     scratch_folder,
-    use_scratch,
+    start_child,
 )
 from .profile import Recorder, Timing
 from .results import CandidateReport, EngineRun, Result, Verdict
@@ -64,38 +64,15 @@ class PortfolioConfig:
     report_grace_s: float = 30.0
 
 
-@dataclass
-class _Running:
-    name: str
-    process: mp.process.BaseProcess
-    conn: mpc.Connection
-
-
-def _child(
-    name: str,
-    strategy: Strategy,
-    program: Program,
-    deadline: float,
-    limits: tuple[int | None, int],
-    conn: mpc.Connection,
-    parent: int,
-    scratch: Path,
-) -> None:
-    os.setpgrp()  # its own process group, so that killing it also kills what it started
-    die_with_parent(parent)  # and it dies with the verifier, even one killed by SIGKILL
-    use_scratch(scratch)  # what it leaves when killed, the verifier removes
+def _child(name: str, strategy: Strategy, program: Program, deadline: float, setup: ChildSetup,
+           conn: mpc.Connection) -> None:
     # what a solver prints itself (Z3's "ASSERTION VIOLATION ...") must not reach the verifier's
     # standard output, which `--json` owns: a strategy answers through `conn` only
     os.dup2(2, 1)
-    memory_mb, nice = limits
     budget = Budget(deadline)
     reporter = _Reporter(name, budget.recorder, conn)
     try:
-        reporter.start()  # before the memory cap: a thread's stack is address space too
-        if nice:
-            os.nice(nice)
-        if memory_mb is not None:
-            resource.setrlimit(resource.RLIMIT_AS, _capped(memory_mb * 1024 * 1024))
+        setup(before_limits=reporter.start)  # the reporter before the memory cap
         reporter.finish(strategy(program, budget))
     except MemoryError:
         reporter.finish(("error", "out of memory"))
@@ -136,28 +113,8 @@ class _Reporter(threading.Thread):
         self.send(answer)
 
 
-def _capped(limit: int) -> tuple[int, int]:
-    """(limit, limit), but no higher than the hard limit this process has (it cannot raise it)."""
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    return limit, limit
-
-
-def _start(
-    name: str, strategy: Strategy, program: Program, budget: Budget, limits: tuple[int | None, int],
-    scratch: Path,
-) -> _Running:
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(
-        target=_child,
-        args=(name, strategy, program, budget.deadline, limits, child, os.getpid(), scratch),
-        name=f"quokka-{name}",
-    )
-    proc.start()
-    child.close()
-    return _Running(name, proc, parent)
+def _start(name: str, strategy: Strategy, program: Program, budget: Budget, setup: ChildSetup) -> Child:
+    return start_child(name, functools.partial(_child, name, strategy, program, budget.deadline, setup))
 
 
 @dataclass
@@ -178,7 +135,7 @@ class _Snapshots:
             self.peaks[name] = max(peak, self.peaks.get(name, 0.0))
 
 
-def _receive(run: _Running, snapshots: _Snapshots) -> EngineResult | None:
+def _receive(run: Child, snapshots: _Snapshots) -> EngineResult | None:
     """The strategy's answer, or None for a snapshot of itself (kept in `snapshots`)."""
     try:
         message = run.conn.recv()
@@ -204,18 +161,18 @@ def _size(invariants: Mapping[str, Expr]) -> int:
     return total
 
 
-def _stop(running: list[_Running], snapshots: _Snapshots) -> None:
+def _stop(running: list[Child], snapshots: _Snapshots) -> None:
     """Kill every strategy; keep the snapshots they sent last."""
     for run in running:
-        if run.process.pid is not None:
-            snapshots.peak_before_kill(run.name, run.process.pid)
-            kill_group(run.process.pid)
+        if run.pid is not None:
+            snapshots.peak_before_kill(run.name, run.pid)
+        run.kill()
     for run in running:
         run.process.join(timeout=5)
         with contextlib.suppress(OSError):
             while run.conn.poll() and _receive(run, snapshots) is None:
                 pass  # a snapshot; the answer or the end of the pipe stops the loop
-        run.conn.close()
+        run.close()
 
 
 class Portfolio:
@@ -227,7 +184,7 @@ class Portfolio:
         self.runs: list[EngineRun] = []
         self.candidates: tuple[CandidateReport, ...] = ()
         self.started = time.monotonic()
-        self._pending: list[_Running] = []
+        self._pending: list[Child] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
         self.snapshots = _Snapshots()
         self.recorder = Recorder()  # the checks done here
@@ -247,7 +204,7 @@ class Portfolio:
     def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
         budget = Budget.of(self.config.timeout_s)
         running = [
-            _start(name, strategy, self.program, budget, self._limits(name), scratch)
+            _start(name, strategy, self.program, budget, self._setup(name, scratch))
             for name, strategy in strategies.items()
         ]
         try:
@@ -289,12 +246,15 @@ class Portfolio:
         return dataclasses.replace(result, engines=tuple(self.runs), candidates=self.candidates,
                                    time_s=self._elapsed())  # fmt: skip
 
-    def _limits(self, name: str) -> tuple[int | None, int]:
-        """The memory cap (MB) and the niceness increment of strategy `name`."""
+    def _setup(self, name: str, scratch: Path) -> ChildSetup:
+        """Strategy `name`'s process: in a process group of its own (killing it also kills what it
+        started), dying with the verifier (even one killed by SIGKILL), its temporary files in
+        `scratch` (what it leaves when killed, the verifier removes), its memory cap and niceness."""
         memory = None if name in self.config.uncapped else self.config.memory_mb
-        return memory, YIELD_NICE if name in self.config.yielding else 0
+        limits = ResourceLimits(memory_mb=memory, nice=YIELD_NICE if name in self.config.yielding else 0)
+        return ChildSetup(limits, detach="group", parent=os.getpid(), scratch=scratch)
 
-    def _race(self, running: list[_Running], budget: Budget) -> Result:
+    def _race(self, running: list[Child], budget: Budget) -> Result:
         pending = self._pending = list(running)
         while pending and not budget.expired:
             ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
@@ -322,7 +282,7 @@ class Portfolio:
         if result.status not in (Status.SAFE, Status.UNSAFE):
             return None
         # the check has the cores to itself: the engines still running wait (they go on if it fails)
-        with paused(r.process.pid for r in self._pending if r.process.pid is not None):
+        with paused(r.pid for r in self._pending if r.pid is not None):
             if result.status is Status.SAFE:
                 return self._check_safe(result)
             return self._check_unsafe(result)

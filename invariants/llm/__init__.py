@@ -1,18 +1,9 @@
 """The language-model proposer: prompt a model in the Quokka format, parse its answers into candidates.
 
 Backends: a local transformers model directory (`local`, torch imported lazily) or any
-OpenAI-compatible endpoint (`endpoint`). `make_llm_proposer(options)` builds the proposer the
-`--model` / `--endpoint` options ask for, wrapped in template completion (`invariants.completion`).
-
-Settings beyond `Options` come from `options.extra` (e.g. `[tool.quokka.extra]`): `llm_prompt`
-("quokka" or "quokka-cot"), `llm_few_shot` (int), `llm_max_new_tokens`, `llm_timeout_s`,
-`llm_api_key`, `llm_model_name`, `llm_dtype` ("auto", "bf16", "fp32"), `llm_device`,
-`llm_threads` (torch CPU threads; 0: half the cores), `llm_completion` (bool), `llm_constrained`
-(bool, default true: a local model decodes only answers of the answer grammar, `llm.grammar`),
-`llm_per_loop` (bool, default true: with constrained decoding, the samples are shared out over
-the loops, each share pinned to its loop's line; `backend.sample_per_loop`), `llm_escalate` (bool,
-default false: ask the model only from the second round on), `llm_auto` (bool: whether an
-installed `quokka-smollm2` joins, escalating, when no model is given; `registry.AUTO_MODEL`).
+OpenAI-compatible endpoint (`endpoint`). `make_llm_proposer(settings)` builds the proposer the
+model layer's settings (`settings.ModelSettings`: `--model` / `--endpoint`, `[tool.quokka]`,
+`[tool.quokka.extra]`) ask for, wrapped in template completion (`invariants.completion`).
 """
 
 from __future__ import annotations
@@ -24,12 +15,12 @@ from typing import Any
 from quokka.verifier.builder import num
 from quokka.verifier.errors import InputError
 from quokka.verifier.ir import Program
-from quokka.verifier.options import Options
 
 from ..protocol import Candidate, ProposalContext, Proposer, State
 from .backend import Backend, EndpointError, Message, ModelError, SampleRequest, sample_per_loop
 from .grammar import AnswerGrammar
 from .prompt import PromptConfig, answer_grammar, build_messages, messages_for_context
+from .settings import ModelSettings
 
 __all__ = [
     "Backend",
@@ -37,6 +28,7 @@ __all__ = [
     "LLMConfig",
     "LLMProposer",
     "ModelError",
+    "ModelSettings",
     "SampleRequest",
     "build_messages",
     "make_llm_proposer",
@@ -45,15 +37,6 @@ __all__ = [
 
 BUDGET_SHARE = 0.6  # of a round's remaining budget; Houdini and the two-query check need the rest
 ANSWER_TOKENS = 32  # decoded per answer under the answer grammar (`LLMConfig.request`)
-
-
-def _extra(extra: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = extra.get(key, default)
-    if value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
-        return value
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    raise InputError(None, f"option {key} must be a {kind.__name__}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -76,23 +59,22 @@ class LLMConfig:
     escalate: bool = False
 
     @staticmethod
-    def from_options(options: Options) -> LLMConfig:
-        x = options.extra
+    def from_settings(settings: ModelSettings) -> LLMConfig:
         return LLMConfig(
-            samples=options.samples,
-            temperature=options.temperature,
-            max_new_tokens=_extra(x, "llm_max_new_tokens", int, 384),
-            timeout_s=_extra(x, "llm_timeout_s", float, 120.0),
-            prompt=PromptConfig(_extra(x, "llm_prompt", str, "quokka"), _extra(x, "llm_few_shot", int, 0)),
-            completion=_extra(x, "llm_completion", bool, True),
-            api_key=_extra(x, "llm_api_key", str, None),
-            model_name=_extra(x, "llm_model_name", str, None),
-            dtype=_extra(x, "llm_dtype", str, "auto"),
-            device=_extra(x, "llm_device", str, "auto"),
-            threads=_extra(x, "llm_threads", int, 0),
-            constrained=_extra(x, "llm_constrained", bool, True),
-            per_loop=_extra(x, "llm_per_loop", bool, True),
-            escalate=_extra(x, "llm_escalate", bool, False),
+            samples=settings.samples,
+            temperature=settings.temperature,
+            max_new_tokens=settings.max_new_tokens,
+            timeout_s=settings.timeout_s,
+            prompt=PromptConfig(settings.prompt, settings.few_shot),
+            completion=settings.completion,
+            api_key=settings.api_key,
+            model_name=settings.model_name,
+            dtype=settings.dtype,
+            device=settings.device,
+            threads=settings.threads,
+            constrained=settings.constrained,
+            per_loop=settings.per_loop,
+            escalate=bool(settings.escalate),
         )
 
     def grammar(self, program: Program) -> AnswerGrammar | None:
@@ -171,26 +153,26 @@ class LLMProposer:
         return deduplicate(parse_answers(answers, context.program), context.program, dedup)
 
 
-def make_backend(options: Options, config: LLMConfig) -> Backend:
+def make_backend(settings: ModelSettings) -> Backend:
     """The local model (`--model DIR` or a name `quokka model pull` installed, `llm.registry`) or
     the endpoint (`--endpoint URL` / `QUOKKA_ENDPOINT`)."""
-    if options.model and options.endpoint:
+    if settings.model and settings.endpoint:
         raise InputError(None, "give either a model directory or an endpoint, not both")
-    if options.model:
+    if settings.model:
         from .local import LocalBackend
         from .registry import resolve_model
 
-        found = resolve_model(options.model)
-        return LocalBackend(found.directory, config.dtype, config.device, config.threads, found.adapter)
+        found = resolve_model(settings.model)
+        return LocalBackend(found.directory, settings.dtype, settings.device, settings.threads, found.adapter)
     from .endpoint import EndpointBackend
 
-    return EndpointBackend(options.endpoint, config.api_key, config.model_name)
+    return EndpointBackend(settings.endpoint, settings.api_key, settings.model_name)
 
 
-def make_llm_proposer(options: Options) -> Proposer:
-    """The language-model proposer the options describe (with template completion unless disabled)."""
-    config = LLMConfig.from_options(options)
-    proposer = LLMProposer(make_backend(options, config), config)
+def make_llm_proposer(settings: ModelSettings) -> Proposer:
+    """The language-model proposer `settings` describe (with template completion unless disabled)."""
+    config = LLMConfig.from_settings(settings)
+    proposer = LLMProposer(make_backend(settings), config)
     if not config.completion:
         return proposer
     from ..completion import CompletionProposer

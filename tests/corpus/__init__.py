@@ -10,7 +10,7 @@ of truncating division, `_Bool` without normalisation, `return` treated as `brea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -50,6 +50,17 @@ class Example:
     invariants: Mapping[str, ir.Expr] | None = None
     c_source: str | None = None
     witness: tuple[int, ...] | None = None  # unsafe: inputs that reach the error
+
+
+def _variant(unsafe: bool, name: str, program: ir.Program, features: Iterable[str],
+             invariants: Mapping[str, ir.Expr] | None, witness: tuple[int, ...],
+             unsafe_name: str | None = None) -> Example:
+    """The safe example `name`, proved by `invariants`, or (when `unsafe`) the unsafe one, named
+    `unsafe_name` (default `name_unsafe`), whose `witness` inputs reach the error."""
+    if unsafe:
+        name = unsafe_name or f"{name}_unsafe"
+        return Example(name, program, "unsafe", frozenset(features), witness=witness)
+    return Example(name, program, "safe", frozenset(features), invariants)
 
 
 def _implies(a: ir.Expr, b: ir.Expr) -> ir.Expr:
@@ -92,10 +103,8 @@ def counter(unsafe: bool) -> Example:
         b.if_break(gt(x, n) if unsafe else ge(x, n))
         b.assign(x, add(x, num(1)))
     b.check(eq(x, n))
-    inv = None if unsafe else {loop: and_(ge(x, num(0)), le(x, n))}
-    name = "counter_off_by_one" if unsafe else "counter"
-    return Example(name, b.build(), "unsafe" if unsafe else "safe", frozenset({"counter"}), inv,
-                   witness=(0,) if unsafe else None)
+    inv = {loop: and_(ge(x, num(0)), le(x, n))}
+    return _variant(unsafe, "counter", b.build(), {"counter"}, inv, (0,), unsafe_name="counter_off_by_one")
 
 
 class Doubling(NamedTuple):
@@ -142,9 +151,7 @@ def nested_counters(outer: int, inner: int, file: str = "builder.c") -> ir.Progr
 def two_var(unsafe: bool) -> Example:
     program, loop, x, y, n = doubling("twovar.c", excess=1 if unsafe else 0)
     inv = {loop: and_(eq(y, mul(num(2), x)), le(x, n))}
-    return Example("two_var_unsafe" if unsafe else "two_var", program, "unsafe" if unsafe else "safe",
-                   frozenset({"linear", "two-variable"}), None if unsafe else inv,
-                   witness=(0,) if unsafe else None)
+    return _variant(unsafe, "two_var", program, {"linear", "two-variable"}, inv, (0,))
 
 
 def cohencu() -> Example:
@@ -178,9 +185,7 @@ def sum_squares(unsafe: bool) -> Example:
     rhs = mul(mul(x, add(x, num(1))), add(mul(num(2), x), num(1)))
     b.check(eq(mul(num(6), y), add(rhs, num(6)) if unsafe else rhs))
     inv = {loop: and_(eq(mul(num(6), y), rhs), le(x, n))}
-    return Example("sum_squares_unsafe" if unsafe else "sum_squares", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"polynomial"}), None if unsafe else inv,
-                   witness=(0,) if unsafe else None)
+    return _variant(unsafe, "sum_squares", b.build(), {"polynomial"}, inv, (0,))
 
 
 # ----------------------------------------------------------------------------- nested loops
@@ -199,9 +204,7 @@ def nested(unsafe: bool) -> Example:
         b.check(ne(j, num(3)) if unsafe else eq(j, i))
         b.assign(i, add(i, num(1)))
     inv = {outer: ge(i, num(0)), inner: and_(le(j, i), ge(j, num(0)))}
-    return Example("nested_unsafe" if unsafe else "nested", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"nested", "assert-in-loop"}), None if unsafe else inv,
-                   witness=(4,) if unsafe else None)
+    return _variant(unsafe, "nested", b.build(), {"nested", "assert-in-loop"}, inv, (4,))
 
 
 def nested_product() -> Example:
@@ -280,9 +283,7 @@ def continue_step(unsafe: bool) -> Example:
     program = _with_step(b.build(), loop, step)
     inv = {loop: and_(ge(i, num(0)), and_(le(mul(num(2), c), i), _implies(eq(_mod(i, num(2)), num(1)),
                                                                          lt(mul(num(2), c), i))))}
-    return Example("continue_step_unsafe" if unsafe else "continue_step", program,
-                   "unsafe" if unsafe else "safe", frozenset({"continue", "break"}), None if unsafe else inv,
-                   witness=(4,) if unsafe else None)
+    return _variant(unsafe, "continue_step", program, {"continue", "break"}, inv, (4,))
 
 
 def early_return_in_loop() -> Example:
@@ -310,9 +311,7 @@ def inlined_return(unsafe: bool) -> Example:
     b.check(eq(y, num(5)) if unsafe else eq(y, num(4)))
     inv = {loop: and_(and_(ge(x, num(0)), le(x, num(5))),
                       or_(and_(le(x, num(3)), eq(y, x)), and_(gt(x, num(3)), eq(y, sub(x, num(1))))))}
-    return Example("inlined_return_unsafe" if unsafe else "inlined_return", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"return", "scope", "naive-wrong"}),
-                   None if unsafe else inv, witness=() if unsafe else None)
+    return _variant(unsafe, "inlined_return", b.build(), {"return", "scope", "naive-wrong"}, inv, ())
 
 
 def goto_loop(unsafe: bool) -> Example:
@@ -325,8 +324,7 @@ def goto_loop(unsafe: bool) -> Example:
     b.emit(ir.If(lt(x, num(5)), (ir.Goto("again"),), ()))
     b.check(eq(x, num(4)) if unsafe else eq(x, num(5)))
     inv = {loop: and_(ge(x, num(0)), le(x, num(4)))}
-    return Example("goto_loop_unsafe" if unsafe else "goto_loop", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"goto"}), None if unsafe else inv, witness=() if unsafe else None)
+    return _variant(unsafe, "goto_loop", b.build(), {"goto"}, inv, ())
 
 
 def goto_out_of_nested(unsafe: bool) -> Example:
@@ -342,9 +340,7 @@ def goto_out_of_nested(unsafe: bool) -> Example:
         b.assign(i, add(i, num(1)))
     b.label("done")
     b.check(eq(i, num(3)) if unsafe else and_(eq(i, num(2)), eq(j, num(1))))
-    return Example("goto_out_of_nested_unsafe" if unsafe else "goto_out_of_nested", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"goto", "nested"}), None,
-                   witness=() if unsafe else None)
+    return _variant(unsafe, "goto_out_of_nested", b.build(), {"goto", "nested"}, None, ())
 
 
 def break_even(unsafe: bool) -> Example:
@@ -357,8 +353,7 @@ def break_even(unsafe: bool) -> Example:
         b.assign(x, add(x, num(2)))
     b.check(eq(x, num(10)))
     inv = {loop: and_(eq(_mod(x, num(2)), num(0)), and_(ge(x, num(0)), le(x, num(10))))}
-    return Example("break_odd" if unsafe else "break_even", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"break", "modulo"}), None if unsafe else inv, witness=() if unsafe else None)
+    return _variant(unsafe, "break_even", b.build(), {"break", "modulo"}, inv, (), unsafe_name="break_odd")
 
 
 # ----------------------------------------------------------------------------- C integer semantics
@@ -377,9 +372,8 @@ def uchar_wrap_loop(unsafe: bool) -> Example:
     ci = cast(c, ir.INT)
     inv = {loop: or_(and_(and_(ge(n, num(0)), le(n, num(5))), eq(ci, add(num(250), n))),
                      and_(eq(n, num(6)), eq(ci, num(0))))}
-    return Example("uchar_wrap_loop_unsafe" if unsafe else "uchar_wrap_loop", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"unsigned", "wrap", "cast", "naive-wrong"}),
-                   None if unsafe else inv, witness=() if unsafe else None)
+    return _variant(unsafe, "uchar_wrap_loop", b.build(), {"unsigned", "wrap", "cast", "naive-wrong"},
+                    inv, ())
 
 
 def uint_wrap_loop() -> Example:
@@ -406,9 +400,8 @@ def uint_max_plus_one(unsafe: bool) -> Example:
         b.check(gt(y, x))
     else:
         b.if_(eq(x, num(ir.UINT.max, ir.UINT)), (ir.Assert(eq(y, num(0, ir.UINT))),))
-    return Example("uint_max_plus_one_unsafe" if unsafe else "uint_max_plus_one", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"unsigned", "wrap", "naive-wrong", "no-loop"}),
-                   None if unsafe else {}, witness=(ir.UINT.max,) if unsafe else None)
+    return _variant(unsafe, "uint_max_plus_one", b.build(), {"unsigned", "wrap", "naive-wrong", "no-loop"},
+                    {}, (ir.UINT.max,))
 
 
 def ulong_counter() -> Example:
@@ -433,9 +426,7 @@ def trunc_division(unsafe: bool) -> Example:
     b.check(eq(add(mul(q, num(2)), r), x))
     b.check(ge(r, num(0)) if unsafe else le(r, num(0)))
     features = frozenset({"division", "modulo", "naive-wrong", "no-loop"})
-    return Example("trunc_division_unsafe" if unsafe else "trunc_division", b.build(),
-                   "unsafe" if unsafe else "safe", features,
-                   None if unsafe else {}, witness=(-1,) if unsafe else None)
+    return _variant(unsafe, "trunc_division", b.build(), features, {}, (-1,))
 
 
 def trunc_division_loop(unsafe: bool) -> Example:
@@ -448,9 +439,7 @@ def trunc_division_loop(unsafe: bool) -> Example:
         b.assign(s, add(s, _div(i, num(2))))
         b.assign(i, add(i, num(1)))
     b.check(eq(s, num(-25 if unsafe else -20)))
-    return Example("trunc_division_loop_unsafe" if unsafe else "trunc_division_loop", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"division", "naive-wrong"}), None,
-                   witness=() if unsafe else None)
+    return _variant(unsafe, "trunc_division_loop", b.build(), {"division", "naive-wrong"}, None, ())
 
 
 def bool_normalisation(unsafe: bool) -> Example:
@@ -460,9 +449,7 @@ def bool_normalisation(unsafe: bool) -> Example:
     b.assign(f, cast(x, ir.BOOL))
     as_int = cast(f, ir.INT)
     b.check(eq(as_int, x) if unsafe else or_(eq(as_int, num(0)), eq(as_int, num(1))))
-    return Example("bool_cast_unsafe" if unsafe else "bool_cast", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"bool", "cast", "naive-wrong", "no-loop"}), None if unsafe else {},
-                   witness=(5,) if unsafe else None)
+    return _variant(unsafe, "bool_cast", b.build(), {"bool", "cast", "naive-wrong", "no-loop"}, {}, (5,))
 
 
 def bool_loop() -> Example:
@@ -499,8 +486,7 @@ def schar_cast(unsafe: bool) -> Example:
     b.assign(c, cast(x, SCHAR))
     ci = cast(c, ir.INT)
     b.check(eq(ci, x) if unsafe else and_(ge(ci, num(-128)), le(ci, num(127))))
-    return Example("schar_cast_unsafe" if unsafe else "schar_cast", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"cast", "no-loop"}), None if unsafe else {}, witness=(200,) if unsafe else None)
+    return _variant(unsafe, "schar_cast", b.build(), {"cast", "no-loop"}, {}, (200,))
 
 
 def bitwise_parity() -> Example:
@@ -598,9 +584,8 @@ def assert_in_loop(unsafe: bool) -> Example:
         b.assign(x, add(x, num(1)))
         b.assign(y, add(y, num(1)))
         b.check(ne(x, num(37)) if unsafe else eq(x, y))
-    return Example("assert_in_loop_k37" if unsafe else "assert_in_loop", b.build(),
-                   "unsafe" if unsafe else "safe", frozenset({"assert-in-loop", "after-k"}),
-                   None if unsafe else {loop: eq(x, y)}, witness=() if unsafe else None)
+    return _variant(unsafe, "assert_in_loop", b.build(), {"assert-in-loop", "after-k"},
+                    {loop: eq(x, y)}, (), unsafe_name="assert_in_loop_k37")
 
 
 def nondet_loop_after_k() -> Example:
@@ -625,9 +610,7 @@ def halving(unsafe: bool) -> Example:
         b.if_break(le(x, num(1)))
         b.assign(x, _div(x, num(2)))
     b.check(eq(x, num(1)) if unsafe else ge(x, num(0)))
-    return Example("halving_unsafe" if unsafe else "halving", b.build(), "unsafe" if unsafe else "safe",
-                   frozenset({"division"}), None if unsafe else {loop: ge(x, num(0))},
-                   witness=(0,) if unsafe else None)
+    return _variant(unsafe, "halving", b.build(), {"division"}, {loop: ge(x, num(0))}, (0,))
 
 
 # ----------------------------------------------------------------------------- C examples

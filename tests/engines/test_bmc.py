@@ -285,21 +285,22 @@ def test_mask_and_shift() -> None:
 # ----------------------------------------------------------------------------- control flow
 
 
-def test_assume_blocks_the_bug() -> None:
-    b = ProgramBuilder()
-    x = b.var("x")
-    b.havoc(x)
-    b.assume(gt(x, num(0)))
-    b.check(gt(x, num(0)))
-    complete(b.build())
+X = ir.Var("x", ir.INT)
 
 
-def test_abort_before_the_bug() -> None:
+@pytest.mark.parametrize(
+    ("guard", "claim"),
+    [
+        pytest.param(ir.Assume(gt(X, num(0))), gt(X, num(0)), id="assume"),
+        pytest.param(ir.If(lt(X, num(0)), (ir.Assume(num(0)),), ()), ge(X, num(0)), id="abort"),  # abort()
+        pytest.param(ir.If(gt(X, num(3)), (ir.Return(),), ()), le(X, num(3)), id="early-return"),
+    ],
+)
+def test_a_guard_before_the_bug_blocks_it(guard: ir.Stmt, claim: ir.Expr) -> None:
     b = ProgramBuilder()
-    x = b.var("x")
-    b.havoc(x)
-    b.if_(lt(x, num(0)), (ir.Assume(num(0)),))  # if (x < 0) abort();
-    b.check(ge(x, num(0)))
+    b.havoc(b.var(X.name))
+    b.emit(guard)
+    b.check(claim)
     complete(b.build())
 
 
@@ -353,15 +354,6 @@ def test_continue_jumps_to_the_step() -> None:
     complete(b.build())
     b.check(ne(s, num(8)))
     unsafe(b.build())
-
-
-def test_early_return_skips_the_bug() -> None:
-    b = ProgramBuilder()
-    n = b.var("n")
-    b.havoc(n)
-    b.if_(gt(n, num(3)), (ir.Return(),))
-    b.check(le(n, num(3)))
-    complete(b.build())
 
 
 def test_return_leaves_only_the_innermost_scope() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fuzzing import fuzz_text, fuzzed_error
 from marks import needs_gcc
 from quokka.verifier.builder import ProgramBuilder, ne, num
 from quokka.verifier.engines import fuzz
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.frontend.lower import lower
 from quokka.verifier.interp import LONG_RUN_STEPS, run
 from quokka.verifier.properties import UNREACH_CALL
 
@@ -29,21 +29,14 @@ int main(void) {
 
 @needs_gcc
 def test_an_error_after_sixty_thousand_iterations_is_found_and_replays(tmp_path: Path) -> None:
-    path = tmp_path / "deep.c"
-    path.write_text(DEEP)
-    program = lower(path, "LP64", UNREACH_CALL)
-    found = fuzz.check(program, Budget.of(20))
-    assert found.status is Status.UNSAFE, found.reason
-    assert found.inputs is not None
-    replayed = run(program, found.inputs, max_steps=LONG_RUN_STEPS)
+    program, inputs = fuzzed_error(tmp_path / "deep.c", DEEP, UNREACH_CALL)
+    replayed = run(program, inputs, max_steps=LONG_RUN_STEPS)
     assert replayed.outcome == "error" and replayed.inputs_used[-1] > 60000
 
 
 @needs_gcc
 def test_a_safe_program_is_never_more_than_unknown(tmp_path: Path) -> None:
-    path = tmp_path / "safe.c"
-    path.write_text(DEEP.replace("i > 60000", "i > 70000"))
-    found = fuzz.check(lower(path, "LP64", UNREACH_CALL), Budget.of(2))
+    _, found = fuzz_text(tmp_path / "safe.c", DEEP.replace("i > 60000", "i > 70000"), UNREACH_CALL, 2)
     assert found.status is Status.UNKNOWN and found.stats["runs"] > 10, found.reason
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from corpus import SAFE, UNSAFE, Example, doubling, twin
 from mutants import conjuncts, guesses, mutant_maps
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, lt, mul, num, or_
+from quokka.verifier.builder import add, and_, eq, le, lt, mul, num, or_
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Expr, Var
-from state_sets import bounded_counter, points, reachable
+from state_sets import SQUARES, bounded_counter, points, reachable
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants]
 
@@ -116,16 +116,8 @@ def test_an_undecidable_candidate_is_dropped_alone(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_set_of_reachable_states_is_tried_alone_first() -> None:
-    b = ProgramBuilder("set.c")
-    x, n, y = b.var("x"), b.var("n"), b.var("y")
-    b.havoc(n)
-    b.assume(and_(ge(n, num(0)), le(n, num(3))))
-    with b.loop() as loop:
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-        b.assign(y, add(y, mul(x, x)))
-    b.check(le(x, n))
-    program = b.build()
+    program, loop, x, n = bounded_counter(3, squares=True)
+    y = SQUARES
     points = [and_(and_(eq(x, num(a)), eq(n, num(m))), eq(y, num(sum(k * k for k in range(a + 1)))))
               for m in range(4) for a in range(m + 1)]
     states = points[0]

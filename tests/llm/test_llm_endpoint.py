@@ -7,13 +7,12 @@ from typing import ClassVar
 
 import pytest
 from llm_programs import LINE, SOURCE
-from quokka.invariants.llm import LLMConfig, LLMProposer, endpoint, make_llm_proposer
+from quokka.invariants.llm import LLMConfig, LLMProposer, ModelSettings, endpoint, make_llm_proposer
 from quokka.invariants.llm.backend import EndpointError, ModelError, SampleRequest
 from quokka.invariants.llm.endpoint import EndpointBackend, EndpointUnreachable, api_base
 from quokka.invariants.llm.serve import ChatServer
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.options import Options
 
 GOOD = f"After line {LINE}, insert assume(s == 3*i);\nAfter line {LINE}, insert assume(i <= n);"
 SCRIPTED = [
@@ -292,20 +291,18 @@ def test_proposer_asks_again_only_with_new_counterexamples(program):
     assert script.requests[1][1].seed == 2
 
 
-def test_make_llm_proposer_from_options(tmp_path, monkeypatch):
+def test_make_llm_proposer_from_settings(tmp_path, monkeypatch):
     monkeypatch.delenv("QUOKKA_ENDPOINT", raising=False)
     with pytest.raises(ModelError, match="not found"):
-        make_llm_proposer(Options(model=str(tmp_path / "missing")))
+        make_llm_proposer(ModelSettings(model=str(tmp_path / "missing")))
     with pytest.raises(QuokkaError, match="either"):
-        make_llm_proposer(Options(model=str(tmp_path), endpoint="http://127.0.0.1:9"))
+        make_llm_proposer(ModelSettings(model=str(tmp_path), endpoint="http://127.0.0.1:9"))
     with pytest.raises(EndpointError):
-        make_llm_proposer(Options())
-    proposer = make_llm_proposer(Options(endpoint="http://127.0.0.1:9", extra={"llm_completion": False}))
+        make_llm_proposer(ModelSettings())
+    proposer = make_llm_proposer(ModelSettings(endpoint="http://127.0.0.1:9", completion=False))
     assert isinstance(proposer, LLMProposer) and proposer.name == "llm"
-    wrapped = make_llm_proposer(
-        Options(endpoint="http://127.0.0.1:9", samples=3, extra={"llm_prompt": "quokka-cot"})
-    )
+    wrapped = make_llm_proposer(ModelSettings(endpoint="http://127.0.0.1:9", samples=3, prompt="quokka-cot"))
     assert wrapped.name == "llm" and wrapped.inner.config.samples == 3
     assert wrapped.inner.config.prompt.variant == "quokka-cot"
     with pytest.raises(QuokkaError, match="llm_few_shot"):
-        make_llm_proposer(Options(endpoint="http://127.0.0.1:9", extra={"llm_few_shot": "two"}))
+        ModelSettings(endpoint="http://127.0.0.1:9").with_(few_shot="two")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from llm_programs import LINE, SOURCE
 from quokka.invariants import registry as proposers
-from quokka.invariants.llm import LLMConfig, LLMProposer
+from quokka.invariants.llm import LLMConfig, LLMProposer, ModelSettings
 from quokka.invariants.llm import registry as models
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.verifier.options import Options
@@ -72,33 +72,36 @@ def llm_of(found):
 
 
 def test_the_installed_model_joins_escalating_when_auto_is_on(installed):
-    found = proposers.make_proposers(Options(extra={"llm_auto": True}))
+    found = proposers.make_proposers(Options(), ModelSettings(auto=True))
     assert "dynamic" in names(found) and len(found) == 3
     assert llm_of(found).config.escalate
+    asked_at_once = proposers.make_proposers(Options(), ModelSettings(auto=True, escalate=False))
+    assert not llm_of(asked_at_once).config.escalate  # `llm_escalate = false` is heard
 
 
 def test_the_installed_model_stays_out_when_auto_is_off_or_the_model_is_none(installed):
-    assert len(proposers.make_proposers(Options(extra={"llm_auto": False}))) == 2
-    found = proposers.make_proposers(Options(model="none", extra={"llm_auto": True}))
+    assert len(proposers.make_proposers(Options(), ModelSettings(auto=False))) == 2
+    found = proposers.make_proposers(Options(), ModelSettings(model="none", auto=True))
     assert names(found) == ["dynamic", "annotation"]
 
 
 def test_no_model_joins_when_none_is_installed(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
-    assert len(proposers.make_proposers(Options(extra={"llm_auto": True}))) == 2
+    assert len(proposers.make_proposers(Options(), ModelSettings(auto=True))) == 2
 
 
 def test_model_auto_is_the_installed_model_escalating_whatever_llm_auto_says(installed):
-    found = proposers.make_proposers(Options(model="auto", extra={"llm_auto": False}))
+    found = proposers.make_proposers(Options(), ModelSettings(model="auto", auto=False))
     assert len(found) == 3 and llm_of(found).config.escalate
 
 
 def test_model_auto_without_the_installed_model_is_no_model(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
-    assert names(proposers.make_proposers(Options(model="auto"))) == ["dynamic", "annotation"]
+    found = proposers.make_proposers(Options(), ModelSettings(model="auto"))
+    assert names(found) == ["dynamic", "annotation"]
 
 
 def test_only_a_named_model_or_an_endpoint_is_awaited_for_its_report():
-    assert proposers.requested_model(Options(model="quokka-smollm2"))
-    assert proposers.requested_model(Options(endpoint="http://127.0.0.1:9"))
-    assert not any(proposers.requested_model(Options(model=m)) for m in ("auto", "none", None))
+    assert proposers.requested_model(ModelSettings(model="quokka-smollm2"))
+    assert proposers.requested_model(ModelSettings(endpoint="http://127.0.0.1:9"))
+    assert not any(proposers.requested_model(ModelSettings(model=m)) for m in ("auto", "none", None))

@@ -8,7 +8,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import torch
-from quokka.invariants.llm import LLMConfig, LLMProposer, make_llm_proposer
+from quokka.invariants.llm import LLMConfig, LLMProposer, ModelSettings, make_llm_proposer
 from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import ModelError, SampleRequest
 from quokka.invariants.llm.endpoint import EndpointBackend
@@ -22,9 +22,8 @@ from quokka.invariants.llm.local import (
 from quokka.invariants.llm.prompt import answer_grammar, build_messages
 from quokka.invariants.llm.serve import model_server, register
 from quokka.invariants.protocol import ProposalContext, loop_contexts
-from quokka.verifier.options import Options
 
-OPTIONS = {"llm_max_new_tokens": 72, "llm_dtype": "fp32", "llm_constrained": False}
+SETTINGS = ModelSettings(max_new_tokens=72, dtype="fp32", constrained=False)
 
 
 def context(program):
@@ -113,8 +112,8 @@ def test_prompt_longer_than_the_context_is_a_model_error(tiny_model, program):
 
 
 def test_local_proposer_parses_checks_and_completes(tiny_model, program):
-    options = Options(model=str(tiny_model.directory), samples=6, temperature=0.7, extra=OPTIONS)
-    accepted, rejected = summary(make_llm_proposer(options).propose(context(program)))
+    settings = SETTINGS.with_(model=str(tiny_model.directory), samples=6, temperature=0.7)
+    accepted, rejected = summary(make_llm_proposer(settings).propose(context(program)))
     assert ("llm", "s == 9*i") in accepted and ("llm", "i <= n") in accepted
     assert ("completion", "s == 3*i") in accepted
     assert any("assignment" in r for r in rejected)
@@ -146,9 +145,8 @@ def untrained_model(tiny_model, directory):
 
 
 def test_constrained_decoding_keeps_the_taught_answer_but_not_the_assignment(tiny_model, program):
-    options = Options(model=str(tiny_model.directory), samples=6, temperature=0.7,
-                      extra={**OPTIONS, "llm_constrained": True})  # fmt: skip
-    candidates = make_llm_proposer(options).propose(context(program))
+    settings = SETTINGS.with_(model=str(tiny_model.directory), samples=6, temperature=0.7, constrained=True)
+    candidates = make_llm_proposer(settings).propose(context(program))
     accepted, rejected = summary(candidates)
     assert ("llm", "s == 9*i") in accepted and ("llm", "i <= n") in accepted
     assert ("completion", "s == 3*i") in accepted

@@ -171,13 +171,12 @@ def make_adapter(base: Path, out: Path) -> None:
 def test_a_model_name_loads_its_base_with_the_adapter_merged(tiny_registry, pulled, tmp_path):
     pytest.importorskip("peft")
     import torch
-    from quokka.invariants.llm import LLMConfig, make_backend
-    from quokka.verifier.options import Options
+    from quokka.invariants.llm import ModelSettings, make_backend
 
     make_adapter(pulled / "tiny-llama", tmp_path / "adapter")
     found = resolve_model("tiny-tuned")
     assert found == registry.ResolvedModel(pulled / "tiny-llama", tmp_path / "adapter", "tiny-tuned")
-    backend = make_backend(Options(model="tiny-tuned"), LLMConfig(dtype="fp32", threads=1))
+    backend = make_backend(ModelSettings(model="tiny-tuned", dtype="fp32", threads=1))
     assert backend.adapter == tmp_path / "adapter"  # type: ignore[attr-defined]
     from quokka.invariants.llm.local import load_model
 

@@ -1,4 +1,4 @@
-"""A pytest-lsp client for `quokka lsp` that records every publication, and process-tree helpers."""
+"""A pytest-lsp client for `quokka lsp` that records every publication (process-tree helpers: `proctree`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +77,28 @@ async def stop_server(client: LanguageClient) -> None:
     await client.stop()
 
 
+@asynccontextmanager
+async def running_server(tmp_path: Path, settings: dict[str, Any], cache: bool = True,
+                         fake: bool = False) -> AsyncIterator[RecordingClient]:
+    """`start_server`'s client for the block; the server is shut down when the block is left."""
+    client = await start_server(tmp_path, settings, cache=cache, fake=fake)
+    try:
+        yield client
+    finally:
+        await stop_server(client)
+
+
 def open_doc(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
     uri = path.as_uri()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=uri, language_id="c", version=version, text=text if text is not None else path.read_text())))
     return uri
+
+
+def open_new(client: LanguageClient, path: Path, text: str) -> str:
+    """Write `text` to `path` and open it (the server may read the file as well as the text)."""
+    path.write_text(text)
+    return open_doc(client, path)
 
 
 def change_doc(client: LanguageClient, uri: str, version: int, text: str) -> None:
@@ -103,36 +122,6 @@ async def wait_for_publication(client: RecordingClient, uri: str, version: int |
 def server_pid(client: LanguageClient) -> int:
     assert client._server is not None
     return client._server.pid
-
-
-def descendants(pid: int) -> list[int]:
-    """Live (non-zombie) processes below `pid`."""
-    parents: dict[int, int] = {}
-    states: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        parents[int(entry)], states[int(entry)] = int(fields[1]), fields[0]
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [p for p, pp in parents.items() if pp == parent]
-        found += [c for c in children if states[c] != "Z"]
-        frontier += children
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 async def wait_until(predicate: Any, timeout: float = 10.0) -> bool:

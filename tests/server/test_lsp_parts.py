@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 from lsp_samples import BENCHMARKS, COHENCU, LINEAR, linear_true, unknown
+from quokka.invariants.llm.settings import ModelSettings
 from quokka.server.cache import ResultCache, cache_key, cacheable
 from quokka.server.model import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Outcome, failed
 from quokka.server.runner import Job, Runner, parse_output, task_data_model
 from quokka.server.settings import DEFAULT_COMMAND, Settings, parse_settings
 from quokka.server.text import SourceText, assertion_sites, find_location, functions, mask
+from quokka.verifier.options import Options
 from quokka.verifier.results import PARSE_ERROR, Diagnostic, Verdict
 
 FAKE = (sys.executable, str(Path(__file__).with_name("fake_verify.py")))
@@ -27,7 +29,8 @@ def test_settings_from_the_quokka_section_with_problems_reported():
     settings, problems = parse_settings({"quokka": {
         "timeout": 20, "proposers": "dynamic, llm", "verifyOn": "change", "showProvenHints": False,
         "samples": 4, "endpoint": "http://127.0.0.1:8000/v1", "debounceMs": -1, "command": "rm -rf /"}})
-    assert settings.timeout_s == 20.0 and settings.proposers == ("dynamic", "llm")
+    assert settings.options.timeout_s == 20.0 and settings.options.proposers == ("dynamic", "llm")
+    assert settings.model == ModelSettings(endpoint="http://127.0.0.1:8000/v1", samples=4)
     assert settings.verify_on == "change" and settings.show_proven_hints is False
     assert settings.debounce_ms == Settings().debounce_ms
     assert len(problems) == 2
@@ -36,13 +39,29 @@ def test_settings_from_the_quokka_section_with_problems_reported():
     assert parse_settings(None) == (Settings(), ())
 
 
+def test_settings_are_checked_by_the_layers_they_belong_to():
+    settings, problems = parse_settings({"engines": ["bmc", "magic"], "dataModel": "LP32", "samples": True})
+    assert settings == Settings()
+    assert problems == (
+        "quokka.engines: unknown engine(s): magic (known: houdini, bmc, spacer, testing, bitblast, fuzz, "
+        "twoquery, inductive) (ignored)",
+        "quokka.dataModel: data model must be ILP32 or LP64, got 'LP32' (ignored)",
+        "quokka.samples: expected a whole number >= 1 and <= 1000000, got True (ignored)",
+    )
+    chosen, _ = parse_settings({"engines": "bmc", "dataModel": "ILP32", "model": "m"})
+    cleared, problems = parse_settings({"engines": [], "dataModel": "", "model": ""}, chosen)
+    assert chosen.options.engines == ("bmc",) and chosen.has_model
+    assert cleared == Settings() and problems == ()
+
+
 def test_verify_args_with_and_without_model():
-    settings = Settings(timeout_s=20, model="/models/tiny", samples=2)
+    settings = Settings(Options(timeout_s=20), ModelSettings(model="/models/tiny", samples=2))
     assert settings.verify_args() == ("--json", "--timeout", "20", "--proposers", "dynamic,annotations")
     with_model = settings.verify_args(with_model=True, data_model="ILP32")
     assert with_model == ("--json", "--timeout", "20", "--proposers", "dynamic,annotations,llm",
                           "--data-model", "ILP32", "--model", "/models/tiny", "--samples", "2")
-    assert Settings(proposers=()).verify_args()[-1] == "none"
+    assert Settings(Options(proposers=())).verify_args()[-1] == "none"
+    assert Settings(Options(engines=("bmc",))).verify_args()[-2:] == ("--engines", "bmc")
     assert DEFAULT_COMMAND[-1] == "quokka.server.verify_main"
 
 

@@ -5,22 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from lsp_client import (
-    alive,
+    RecordingClient,
     change_doc,
-    descendants,
     open_doc,
+    open_new,
+    running_server,
     server_pid,
-    start_server,
-    stop_server,
     wait_for_publication,
     wait_until,
 )
 from lsp_samples import LINEAR
 from lsprotocol import types as lsp
+from proctree import alive, descendants
 from pygls.exceptions import JsonRpcContentModified, JsonRpcException
 
 pytestmark = pytest.mark.asyncio
@@ -36,13 +37,15 @@ def all_pids(tmp_path: Path) -> list[int]:
     return [pid for pid, record in started_runs(tmp_path) for pid in [pid, *record["children"]]]
 
 
+def fake_server(tmp_path: Path, **settings: object) -> AbstractAsyncContextManager[RecordingClient]:
+    """A server running the stand-in verifier, with FAKE_SETTINGS and `settings`."""
+    return running_server(tmp_path, {**FAKE_SETTINGS, **settings}, fake=True)
+
+
 async def test_burst_of_50_edits_publishes_only_the_last_version_and_leaves_no_process(tmp_path):
-    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "change", "debounceMs": 0}, fake=True)
-    try:
-        path = tmp_path / "linear.c"
+    async with fake_server(tmp_path, verifyOn="change", debounceMs=0) as client:
         text = "// FAKE sleep=0.6 child=1\n" + LINEAR
-        path.write_text(text)
-        uri = open_doc(client, path)
+        uri = open_new(client, tmp_path / "linear.c", text)
         for version in range(2, 52):
             await asyncio.sleep(0.005)
             change_doc(client, uri, version, text + f"// edit {version}\n")
@@ -56,16 +59,11 @@ async def test_burst_of_50_edits_publishes_only_the_last_version_and_leaves_no_p
         hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
             lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(100, 0))))
         assert hints is not None and [h.label for h in hints] == ["⊢ fake_10 >= 0"]
-    finally:
-        await stop_server(client)
 
 
 async def test_cancel_request_kills_a_long_quokka_verify(tmp_path):
-    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "manual"}, fake=True)
-    try:
-        path = tmp_path / "slow.c"
-        path.write_text("// FAKE sleep=60 child=1\n" + LINEAR)
-        uri = open_doc(client, path)
+    async with fake_server(tmp_path, verifyOn="manual") as client:
+        uri = open_new(client, tmp_path / "slow.c", "// FAKE sleep=60 child=1\n" + LINEAR)
         future = client.protocol.send_request("quokka/verify", {"textDocument": {"uri": uri}}, msg_id="v-1")
         assert await wait_until(lambda: [r["children"] for _, r in started_runs(tmp_path)] not in ([], [[]]))
         pids = all_pids(tmp_path)
@@ -77,16 +75,11 @@ async def test_cancel_request_kills_a_long_quokka_verify(tmp_path):
         assert await wait_until(lambda: not any(alive(p) for p in pids), 5)
         assert descendants(server_pid(client)) == []
         assert client.published == []
-    finally:
-        await stop_server(client)
 
 
 async def test_quokka_verify_returns_the_result_json_and_content_modified_when_superseded(tmp_path):
-    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "manual"}, fake=True)
-    try:
-        path = tmp_path / "prog.c"
-        path.write_text(LINEAR)
-        uri = open_doc(client, path)
+    async with fake_server(tmp_path, verifyOn="manual") as client:
+        uri = open_new(client, tmp_path / "prog.c", LINEAR)
         answer = await client.protocol.send_request_async("quokka/verify", {"textDocument": {"uri": uri}})
         result = answer._asdict() if hasattr(answer, "_asdict") else answer
         assert result["verdict"] == "true" and result["status"] == "ok" and result["cached"] is False
@@ -99,16 +92,11 @@ async def test_quokka_verify_returns_the_result_json_and_content_modified_when_s
         with pytest.raises(JsonRpcException) as raised:
             await asyncio.wait_for(asyncio.wrap_future(pending), 10)
         assert raised.value.code == JsonRpcContentModified.CODE
-    finally:
-        await stop_server(client)
 
 
 async def test_progress_is_reported_and_cancellable(tmp_path):
-    client = await start_server(tmp_path, FAKE_SETTINGS, fake=True)
-    try:
-        path = tmp_path / "slow.c"
-        path.write_text("// FAKE sleep=60\n" + LINEAR)
-        open_doc(client, path)
+    async with fake_server(tmp_path) as client:
+        open_new(client, tmp_path / "slow.c", "// FAKE sleep=60\n" + LINEAR)
         assert await wait_until(lambda: any(client.progress_reports.values()) and started_runs(tmp_path))
         token, reports = next(iter(client.progress_reports.items()))
         begin = reports[0]
@@ -119,21 +107,12 @@ async def test_progress_is_reported_and_cancellable(tmp_path):
         ended = lambda: isinstance(client.progress_reports[token][-1], lsp.WorkDoneProgressEnd)  # noqa: E731
         assert await wait_until(ended, 5)
         assert client.published == []
-    finally:
-        await stop_server(client)
 
 
 async def test_several_documents_close_and_a_text_that_is_no_program(tmp_path):
-    client = await start_server(tmp_path, FAKE_SETTINGS, fake=True)
-    try:
-        uris = []
-        for name in ("a.c", "b.c"):
-            path = tmp_path / name
-            path.write_text("// FAKE sleep=0.3\n" + LINEAR)
-            uris.append(open_doc(client, path))
-        notes = tmp_path / "notes.c"
-        notes.write_text("int helper(int x) { return x + 1; }\n")
-        notes_uri = open_doc(client, notes)
+    async with fake_server(tmp_path) as client:
+        uris = [open_new(client, tmp_path / name, "// FAKE sleep=0.3\n" + LINEAR) for name in ("a.c", "b.c")]
+        notes_uri = open_new(client, tmp_path / "notes.c", "int helper(int x) { return x + 1; }\n")
         for uri in uris:
             assert (await wait_for_publication(client, uri)).diagnostics
         (skipped,) = (await wait_for_publication(client, notes_uri)).diagnostics
@@ -145,20 +124,15 @@ async def test_several_documents_close_and_a_text_that_is_no_program(tmp_path):
         hover = await client.text_document_hover_async(lsp.HoverParams(
             lsp.TextDocumentIdentifier(uris[0]), lsp.Position(9, 5)))
         assert hover is None
-    finally:
-        await stop_server(client)
 
 
 async def test_verifier_crash_is_a_warning_and_the_cache_makes_reopening_instant(tmp_path):
-    client = await start_server(tmp_path, FAKE_SETTINGS, fake=True)
-    try:
-        crash = tmp_path / "crash.c"
-        crash.write_text("// FAKE exit=3\n" + LINEAR)
-        (warning,) = (await wait_for_publication(client, open_doc(client, crash))).diagnostics
+    async with fake_server(tmp_path) as client:
+        crash = open_new(client, tmp_path / "crash.c", "// FAKE exit=3\n" + LINEAR)
+        (warning,) = (await wait_for_publication(client, crash)).diagnostics
         assert warning.severity == lsp.DiagnosticSeverity.Warning and "code 3" in warning.message
         good = tmp_path / "good.c"
-        good.write_text("// FAKE sleep=0.5\n" + LINEAR)
-        uri = open_doc(client, good)
+        uri = open_new(client, good, "// FAKE sleep=0.5\n" + LINEAR)
         await wait_for_publication(client, uri)
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
         client.published.clear()
@@ -167,16 +141,12 @@ async def test_verifier_crash_is_a_warning_and_the_cache_makes_reopening_instant
         await wait_for_publication(client, uri)
         assert time.monotonic() - started < 0.3
         assert len(started_runs(tmp_path)) == 2  # crash.c and the first good.c only
-    finally:
-        await stop_server(client)
 
 
 async def test_verify_on_save_edits_cancel_and_settings_changes_republish(tmp_path):
-    client = await start_server(tmp_path, FAKE_SETTINGS, fake=True)
-    try:
+    async with fake_server(tmp_path) as client:
         path = tmp_path / "prog.c"
-        path.write_text("// FAKE sleep=30\n" + LINEAR)
-        uri = open_doc(client, path)
+        uri = open_new(client, path, "// FAKE sleep=30\n" + LINEAR)
         assert await wait_until(lambda: len(started_runs(tmp_path)) == 1)
         (first_pid, _), = started_runs(tmp_path)
         change_doc(client, uri, 2, LINEAR)  # an edit kills the run of version 1, and starts nothing
@@ -206,5 +176,3 @@ async def test_verify_on_save_edits_cancel_and_settings_changes_republish(tmp_pa
             lsp.ExecuteCommandParams("quokka.copyInvariant", ["i <= n"]))
         assert copied == "i <= n"
         assert len(started_runs(tmp_path)) == 2
-    finally:
-        await stop_server(client)

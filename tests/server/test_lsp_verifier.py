@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from lsp_client import (
     RecordingClient,
-    descendants,
     open_doc,
+    open_new,
+    running_server,
     server_pid,
-    start_server,
-    stop_server,
     wait_for_publication,
 )
 from lsp_samples import EXAMPLES, cohencu_program
 from lsprotocol import types as lsp
+from proctree import descendants
 
 pytestmark = pytest.mark.asyncio
 
@@ -50,8 +50,7 @@ def verify_cli(path: Path, *args: str) -> dict:
 
 async def test_cohencu_hints_hover_actions_lens_and_the_cache(tmp_path):
     program = cohencu_program(tmp_path)
-    client = await start_server(tmp_path, SETTINGS)
-    try:
+    async with running_server(tmp_path, SETTINGS) as client:
         started = time.monotonic()
         uri = open_doc(client, program)
         hints = await hints_for(client, uri)
@@ -100,8 +99,6 @@ async def test_cohencu_hints_hover_actions_lens_and_the_cache(tmp_path):
         print(f"\ninlay hint after didOpen: cold {cold:.2f} s, from the cache {warm:.3f} s")
         assert warm < 0.2
         assert descendants(server_pid(client)) == []
-    finally:
-        await stop_server(client)
 
     # the hinted invariant is inductive for `quokka verify --invariant`, and the ACSL text reads back
     invariant = copy.arguments[0] if copy.arguments else ""
@@ -119,27 +116,22 @@ async def test_cohencu_hints_hover_actions_lens_and_the_cache(tmp_path):
 
 async def test_cold_hint_within_3_seconds(tmp_path):
     program = cohencu_program(tmp_path)
-    client = await start_server(tmp_path, SETTINGS, cache=False)
-    try:
+    async with running_server(tmp_path, SETTINGS, cache=False) as client:
         started = time.monotonic()
         uri = open_doc(client, program)
         await hints_for(client, uri)
         cold = time.monotonic() - started
         print(f"\ncold inlay hint after didOpen: {cold:.2f} s")
         assert cold < 3.0
-    finally:
-        await stop_server(client)
 
 
 async def test_violation_and_frontend_error(tmp_path):
-    client = await start_server(tmp_path, SETTINGS)
-    try:
+    async with running_server(tmp_path, SETTINGS) as client:
         bug = tmp_path / "sum_bug.c"
         shutil.copy(EXAMPLES / "sum_bug.c", bug)
         bug_uri = open_doc(client, bug)
-        broken = tmp_path / "broken.c"
-        broken.write_text((EXAMPLES / "linear.c").read_text().replace("s = s + 2;", "s = s + m;"))
-        broken_uri = open_doc(client, broken)
+        broken = (EXAMPLES / "linear.c").read_text().replace("s = s + 2;", "s = s + m;")
+        broken_uri = open_new(client, tmp_path / "broken.c", broken)
 
         (violated,) = (await wait_for_publication(client, bug_uri, timeout=60)).diagnostics
         assert violated.severity == lsp.DiagnosticSeverity.Error
@@ -150,5 +142,3 @@ async def test_violation_and_frontend_error(tmp_path):
         (error,) = (await wait_for_publication(client, broken_uri, timeout=60)).diagnostics
         assert error.severity == lsp.DiagnosticSeverity.Error
         assert error.range.start.line == 10 and "m" in error.message
-    finally:
-        await stop_server(client)

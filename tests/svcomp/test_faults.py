@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proctree import alive
 from quokka.svcomp import faults
 from quokka.svcomp.execution import Limits, RunningProcess, run_limited
 from quokka.svcomp.faults import DAMAGES, HARD, FaultTrials, Program, Report, Row, Violation
@@ -122,7 +123,7 @@ def test_a_wall_kill_also_kills_descendants_in_process_groups_of_their_own() -> 
     outcome = run_limited(_python(code), Limits(1, 1.5, 30, 1024))
     assert outcome.killed_for == "wall"
     time.sleep(0.2)
-    assert not _alive(int(outcome.stdout.split()[0]))
+    assert not alive(int(outcome.stdout.split()[0]))
 
 
 def test_a_process_left_behind_by_a_finished_command_is_killed() -> None:
@@ -132,7 +133,7 @@ def test_a_process_left_behind_by_a_finished_command_is_killed() -> None:
     outcome = run_limited(_python(code), Limits(5, 10, 10, 1024))
     assert outcome.exit_code == 0
     time.sleep(0.2)
-    assert not _alive(int(outcome.stdout.split()[0]))
+    assert not alive(int(outcome.stdout.split()[0]))
 
 
 def test_a_task_out_of_memory_is_recorded_so_with_a_stand_in_verifier(tmp_path: Path) -> None:
@@ -171,12 +172,6 @@ def test_fault_trials_are_counted_and_their_findings_saved(tmp_path: Path) -> No
     assert (tmp_path / "out" / "fault0.log").read_text() == "log"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_tagged_processes_finds_descendants_only() -> None:

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 
+from proctree import alive
 from quokka.svcomp.execution import Limits, run_limited
 
 
@@ -29,7 +30,7 @@ def test_wall_limit_kills_the_whole_group() -> None:
     assert outcome.killed_for == "wall" and outcome.signal == 9
     grandchild = int(outcome.stdout.split()[0])
     time.sleep(0.2)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 def test_cpu_limit_stops_a_spinning_process() -> None:
@@ -48,13 +49,7 @@ def test_missing_executable_is_an_outcome() -> None:
     assert outcome.launch_error.startswith("cannot start /nonexistent/quokka")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as handle:  # a zombie is dead for our purposes
-        return handle.read().split()[2] != "Z"
+
 
 
 def test_a_killed_commands_temporary_files_are_removed() -> None:

@@ -11,22 +11,14 @@ from quokka.svcomp.scores import SVCOMP_PROPERTY, Category, categorize, error_st
 C, W, U, E, M = Category.CORRECT, Category.WRONG, Category.UNKNOWN, Category.ERROR, Category.MISSING
 # status -> (category, score) for the expected verdicts true, false and none, as the hand-written
 # scoring gave them before BenchExec's took over: every status the project writes, and BenchExec's
-# own spellings, which must not pass for verdicts.
+# own spellings, which must not pass for verdicts (ERRORS: an error whatever the expected verdict).
+ERRORS = ("timeout", "out of memory", "error", "error: exit code 3", "", "done",
+          "TIMEOUT", "ERROR", "TRUE", "false(unreach-call)", "false(no-overflow)")
 TABLE = {
     "true": ((C, 2), (W, -32), (M, 0)),
     "false": ((W, -16), (C, 1), (M, 0)),
     "unknown": ((U, 0), (U, 0), (U, 0)),
-    "timeout": ((E, 0), (E, 0), (E, 0)),
-    "out of memory": ((E, 0), (E, 0), (E, 0)),
-    "error": ((E, 0), (E, 0), (E, 0)),
-    "error: exit code 3": ((E, 0), (E, 0), (E, 0)),
-    "": ((E, 0), (E, 0), (E, 0)),
-    "done": ((E, 0), (E, 0), (E, 0)),
-    "TIMEOUT": ((E, 0), (E, 0), (E, 0)),
-    "ERROR": ((E, 0), (E, 0), (E, 0)),
-    "TRUE": ((E, 0), (E, 0), (E, 0)),
-    "false(unreach-call)": ((E, 0), (E, 0), (E, 0)),
-    "false(no-overflow)": ((E, 0), (E, 0), (E, 0)),
+    **dict.fromkeys(ERRORS, ((E, 0), (E, 0), (E, 0))),
 }
 PAIRS = [
     (expected, status, *TABLE[status][column])

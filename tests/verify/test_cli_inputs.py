@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from quokka.invariants.llm.settings import ModelSettings, from_pyproject
 from quokka.server.settings import Settings, parse_settings
 from quokka.verifier import cli_args
 from quokka.verifier.cli import main
 from quokka.verifier.errors import InputError
-from quokka.verifier.options import Options, from_pyproject
+from quokka.verifier.options import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -152,10 +153,13 @@ def test_pyproject_numbers_are_checked(tmp_path: Path, setting: str, message: st
 
 def test_pyproject_numbers_in_range_are_taken(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.quokka]\ntimeout_s = 5\nmemory_mb = 512\ntemperature = 0")
-    options = from_pyproject(tmp_path)
-    assert (options.timeout_s, options.memory_mb, options.temperature) == (5, 512, 0)
+    options, model = from_pyproject(tmp_path)
+    assert (options.timeout_s, options.memory_mb, model.temperature) == (5, 512, 0)
+    assert isinstance(model.temperature, float)
     with pytest.raises(InputError, match="timeout_s"):
         Options().with_(timeout_s=math.inf)
+    with pytest.raises(InputError, match="temperature"):
+        ModelSettings().with_(temperature=math.inf)
 
 
 def test_verify_reports_a_bad_pyproject_as_bad_input(tmp_path: Path,
@@ -177,7 +181,7 @@ def test_editor_settings_reject_infinite_and_nan_numbers() -> None:
         "quokka.maxParallel: expected a whole number >= 1 and <= 1000000, got nan (ignored)",
         "quokka.debounceMs: expected a whole number >= 0 and <= 1000000, got 1000000000 (ignored)",
     )
-    assert parse_settings({"quokka": {"timeout": 1e6}})[0].timeout_s == 1e6
+    assert parse_settings({"quokka": {"timeout": 1e6}})[0].options.timeout_s == 1e6
 
 
 # ----------------------------------------------------------------------------- includes and --invariant

@@ -61,22 +61,23 @@ def test_a_wrong_claim_about_the_list_is_false_and_replays_in_gcc(tmp_path: Path
     assert result.counterexample is not None and "gcc" in result.counterexample.confirmed_by
 
 
-@pytest.mark.parametrize(
-    ("check", "verdict"), [("q->data == 5", Verdict.TRUE), ("q->data == 3", Verdict.FALSE)]
-)
-def test_two_allocations_are_distinct_objects(tmp_path: Path, check: str, verdict: Verdict) -> None:
-    body = "Node *p = malloc(sizeof(Node)); Node *q = malloc(sizeof(Node));\n"
-    body += f"q->data = 5; p->data = 3;\n__VERIFIER_assert({check});"
-    assert verify(tmp_path, body).verdict is verdict
+TWO_ALLOCATIONS = "Node *p = malloc(sizeof(Node)); Node *q = malloc(sizeof(Node));\nq->data = 5; p->data = 3;"
+COPIED_POINTER = "Node *p = malloc(sizeof(Node)); p->data = 3; Node *q = p;\nq->data = 7;"
 
 
 @pytest.mark.parametrize(
-    ("check", "verdict"), [("p->data == 7", Verdict.TRUE), ("p->data == 3", Verdict.FALSE)]
+    ("body", "check", "verdict"),
+    [
+        pytest.param(TWO_ALLOCATIONS, "q->data == 5", Verdict.TRUE, id="two-allocations-are-distinct"),
+        pytest.param(TWO_ALLOCATIONS, "q->data == 3", Verdict.FALSE, id="two-allocations-are-distinct-false"),
+        pytest.param(COPIED_POINTER, "p->data == 7", Verdict.TRUE, id="a-copied-pointer-aliases"),
+        pytest.param(COPIED_POINTER, "p->data == 3", Verdict.FALSE, id="a-copied-pointer-aliases-false"),
+    ],
 )
-def test_a_copied_pointer_aliases_its_object(tmp_path: Path, check: str, verdict: Verdict) -> None:
-    body = "Node *p = malloc(sizeof(Node)); p->data = 3; Node *q = p;\n"
-    body += f"q->data = 7;\n__VERIFIER_assert({check});"
-    assert verify(tmp_path, body).verdict is verdict
+def test_objects_are_distinct_unless_a_pointer_is_copied(
+    tmp_path: Path, body: str, check: str, verdict: Verdict
+) -> None:
+    assert verify(tmp_path, f"{body}\n__VERIFIER_assert({check});").verdict is verdict
 
 
 def test_a_null_dereference_ends_the_path_before_the_error(tmp_path: Path) -> None:

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 import z3
+from fuzzing import fuzzed_error
 from marks import needs_gcc
 from quokka.verifier.encode import range_facts
-from quokka.verifier.engines import fuzz
-from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.frontend.lower import lower
 from quokka.verifier.ir import INT, Assert, Binary, Const, IntType, Unary, Var, walk_stmts
 from quokka.verifier.nooverflow import fits, no_overflow
 from quokka.verifier.options import Options
@@ -164,12 +162,9 @@ int main(void) {
 @needs_gcc
 def test_fuzzing_the_compiled_program_finds_an_overflow_after_thousands_of_iterations(tmp_path: Path) -> None:
     path = tmp_path / "deep.c"
-    path.write_text(DEEP)
-    program = lower(path, "LP64", NO_OVERFLOW)
-    found = fuzz.check(program, Budget.of(20))
-    assert found.status is Status.UNSAFE, found.reason
-    assert found.inputs is not None and found.inputs[-1] >= 30678  # n * 70000 overflows from n = 30678
-    replayed = replay_with_compiler(path, [found.inputs[-1]], "LP64", property_name=NO_OVERFLOW)
+    _, inputs = fuzzed_error(path, DEEP, NO_OVERFLOW)
+    assert inputs[-1] >= 30678  # n * 70000 overflows from n = 30678
+    replayed = replay_with_compiler(path, [inputs[-1]], "LP64", property_name=NO_OVERFLOW)
     assert replayed.status == "reached" and "signed integer overflow" in replayed.detail
 
 

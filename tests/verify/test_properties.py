@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from quokka.svcomp.store import Store
@@ -80,9 +81,26 @@ def write_task(folder: Path, name: str, program: str, properties: dict[str, bool
     return task
 
 
-def verify(capsys: pytest.CaptureFixture[str], target: Path, *args: str) -> tuple[int, dict[str, object]]:
+def verify(capsys: pytest.CaptureFixture[str], target: Path, *args: str) -> tuple[int, dict[str, Any]]:
     code = main(["verify", str(target), "--json", *VERIFY, *args])
     return code, json.loads(capsys.readouterr().out)
+
+
+def checked(out: dict[str, Any]) -> dict[str, Any]:
+    """What an answer says it checked: its `extra` without the double check (conftest asks for one)."""
+    return {key: value for key, value in out["extra"].items() if key != "double_check"}
+
+
+def verify_false(
+    capsys: pytest.CaptureFixture[str], target: Path, line: int, *args: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`verify`, which must answer FALSE with a counterexample whose error is on `line`: the answer
+    and the counterexample."""
+    code, out = verify(capsys, target, *args)
+    assert (code, out["verdict"]) == (0, "false"), out["reason"]
+    cex = out["counterexample"]
+    assert isinstance(cex, dict) and cex["error_line"] == line, cex
+    return out, cex
 
 
 # ----------------------------------------------------------------------------- the property decides
@@ -92,11 +110,8 @@ def test_a_no_overflow_task_is_checked_for_overflow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     task = write_task(tmp_path, "ov", OVERFLOW, {"no-overflow": False})
-    code, out = verify(capsys, task)
-    assert (code, out["verdict"]) == (0, "false"), out["reason"]
+    out, cex = verify_false(capsys, task, 3)
     assert out["extra"] == {"property": "no-overflow", "not_checked": [], "uninitialised": "strict"}
-    cex = out["counterexample"]
-    assert isinstance(cex, dict) and cex["error_line"] == 3
     assert [i["value"] for i in cex["inputs"]] == [2147483647]
 
 
@@ -139,8 +154,7 @@ def test_several_properties_check_unreach_call_and_say_so(
     assert (code, out["verdict"]) == (0, "false")
     assert str(out["reason"]).endswith("(checked unreach-call only; not checked: no-overflow)")
     extra = {"property": UNREACH_CALL, "not_checked": ["no-overflow"], "uninitialised": "strict"}
-    out["extra"].pop("double_check", None)
-    assert out["extra"] == extra
+    assert checked(out) == extra
 
 
 # ----------------------------------------------------------------------------- __assert_fail vs reach_error
@@ -160,12 +174,8 @@ def test_the_same_program_as_a_c_file_is_false(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], replay: tuple[str, ...]
 ) -> None:
     write_task(tmp_path, "a", ASSERT_ONLY, {"unreach-call": True})
-    code, out = verify(capsys, tmp_path / "a.c", *replay)
-    assert (code, out["verdict"]) == (0, "false"), out["reason"]
-    out["extra"].pop("double_check", None)
-    assert out["extra"] == {"property": ASSERT, "not_checked": [], "uninitialised": "strict"}
-    cex = out["counterexample"]
-    assert isinstance(cex, dict) and cex["error_line"] == 6
+    out, cex = verify_false(capsys, tmp_path / "a.c", 6, *replay)
+    assert checked(out) == {"property": ASSERT, "not_checked": [], "uninitialised": "strict"}
     if not replay and gcc_available():
         assert cex["confirmed_by"] == ["interpreter", "gcc"]
 
@@ -174,10 +184,7 @@ def test_reach_error_calling_assert_fail_is_the_error_under_unreach_call(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     task = write_task(tmp_path, "b", REACHES, {"unreach-call": False})
-    code, out = verify(capsys, task)
-    assert (code, out["verdict"]) == (0, "false"), out["reason"]
-    cex = out["counterexample"]
-    assert isinstance(cex, dict) and cex["error_line"] == 7
+    _, cex = verify_false(capsys, task, 7)
     if gcc_available():
         assert cex["confirmed_by"] == ["interpreter", "gcc"]
 
@@ -186,8 +193,7 @@ def test_property_option_overrides(tmp_path: Path, capsys: pytest.CaptureFixture
     task = write_task(tmp_path, "a", ASSERT_ONLY, {"unreach-call": True})
     code, out = verify(capsys, tmp_path / "a.c", "--property", "unreach-call")
     extra = {"property": UNREACH_CALL, "not_checked": [], "uninitialised": "strict"}
-    out["extra"].pop("double_check", None)  # the test suite double-checks every TRUE (conftest)
-    assert (code, out["verdict"], out["extra"]) == (0, "true", extra)
+    assert (code, out["verdict"], checked(out)) == (0, "true", extra)
     code, out = verify(capsys, task, "--property", "assert")
     assert (code, out["verdict"]) == (0, "false")
     assert str(out["reason"]).endswith("(checked assert (--property) only; not checked: unreach-call)")

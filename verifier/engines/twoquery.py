@@ -13,13 +13,13 @@ an UNSAFE answer of the assume query (with inputs) is reported as UNSAFE.
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import functools
 import multiprocessing.connection as mpc
 import os
 from collections.abc import Mapping
 
 from ..ir import INT, Binary, Expr, Program, refusal
-from ..processes import die_with_parent
+from ..processes import Child, ChildSetup, start_child
 from ..transform import assert_program, assume_program
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -28,14 +28,12 @@ ENGINE = "twoquery"
 _GRACE_S = 2.0  # how long to wait past the deadline for a child's answer
 _CHECK_MIN_S = 5.0  # time allowed to check a certificate found just before the deadline
 
-Running = Mapping[str, tuple[mp.process.BaseProcess, mpc.Connection]]
-
 
 # ----------------------------------------------------------------------------- processes
 
 
-def _child(program: Program, deadline: float, conn: mpc.Connection, parent: int) -> None:
-    die_with_parent(parent)
+def _child(program: Program, deadline: float, setup: ChildSetup, conn: mpc.Connection) -> None:
+    setup()
     try:
         conn.send(spacer.solve(program, Budget(deadline), check=False))
     except Exception as exc:  # reported to the parent as UNKNOWN
@@ -46,39 +44,31 @@ def _child(program: Program, deadline: float, conn: mpc.Connection, parent: int)
 
 def _solve_both(assume: Program, asserted: Program, budget: Budget) -> dict[str, EngineResult]:
     """Spacer on both programs in parallel; stops early when one answer already decides."""
-    ctx = mp.get_context("fork")
-    running: dict[str, tuple[mp.process.BaseProcess, mpc.Connection]] = {}
-    proc: mp.process.BaseProcess
-    for name, prog in (("assume", assume), ("assert", asserted)):
-        parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(prog, budget.deadline, child, os.getpid()), daemon=True)
-        proc.start()
-        child.close()
-        running[name] = (proc, parent)
+    setup = ChildSetup(parent=os.getpid())  # each dies with the process that started it
+    running = [
+        start_child(name, functools.partial(_child, prog, budget.deadline, setup), daemon=True)
+        for name, prog in (("assume", assume), ("assert", asserted))
+    ]
     results: dict[str, EngineResult] = {}
     try:
         _collect(running, results, budget)
     finally:
-        for proc, conn in running.values():
-            if proc.is_alive():
-                proc.kill()
-            proc.join(timeout=5)
-            conn.close()
+        for child in running:
+            child.kill()
+            child.close()
     return results
 
 
-def _collect(running: Running, results: dict[str, EngineResult], budget: Budget) -> None:
-    pending = dict(running)
+def _collect(running: list[Child], results: dict[str, EngineResult], budget: Budget) -> None:
+    pending = list(running)
     while pending:
-        ready = mpc.wait([conn for _, conn in pending.values()], timeout=budget.remaining() + _GRACE_S)
+        ready = mpc.wait([child.conn for child in pending], timeout=budget.remaining() + _GRACE_S)
         if not ready:
             return
-        for name, (_, conn) in list(pending.items()):
-            if conn not in ready:
-                continue
-            del pending[name]
-            results[name] = _receive(conn)
-            if results[name].status is not Status.SAFE:
+        for child in [c for c in pending if c.conn in ready]:
+            pending.remove(child)
+            results[child.name] = _receive(child.conn)
+            if results[child.name].status is not Status.SAFE:
                 return
 
 

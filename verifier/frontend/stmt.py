@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,7 +17,7 @@ from .ctype import VOID, CType, Signature, StructType
 from .gotos import GotoContext, GotoPlan, plan_gotos
 from .memory import BlockType
 from .state import LowerState, PoisonBinding, TypedefBinding, VarBinding
-from .switch import lower_switch
+from .switch import find_node, lower_switch
 
 MAX_STATEMENTS = 300_000
 MAX_INIT_ARRAY = 4096
@@ -47,16 +47,16 @@ def runs_once(node: c_ast.DoWhile) -> bool:
 
 def _jumps_out(node: Any) -> bool:
     """A `break` or `continue` that would leave a loop made of `node` (not one of a nested loop/switch)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (c_ast.Break, c_ast.Continue)):
-            return True
-        if not isinstance(n, (c_ast.While, c_ast.DoWhile, c_ast.For, c_ast.Switch)):
-            stack.extend(child for _, child in n.children())
-        elif isinstance(n, c_ast.Switch):
-            stack.extend(c for _, c in n.stmt.children() if not isinstance(c, c_ast.Break))
-    return False
+    return find_node(node, lambda n: isinstance(n, (c_ast.Break, c_ast.Continue)), _same_loop) is not None
+
+
+def _same_loop(node: Any) -> Iterable[Any]:
+    """The children of `node` where a `break` or `continue` would still be the enclosing loop's."""
+    if isinstance(node, c_ast.Switch):
+        return (c for _, c in node.stmt.children() if not isinstance(c, c_ast.Break))
+    if isinstance(node, (c_ast.While, c_ast.DoWhile, c_ast.For)):
+        return ()
+    return (child for _, child in node.children())
 
 
 def _inert(init: Any) -> bool:

@@ -7,6 +7,7 @@ that is not the last statement of its segment sets a flag that guards everything
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,16 +31,25 @@ class Segment:
     block: tuple[Stmt, ...] = ()
 
 
+def find_node(root: Any, wanted: Callable[[Any], bool], below: Callable[[Any], Iterable[Any]]) -> Any:
+    """The first node that is `wanted`: `root` itself, else one of the nodes `below` leads to from it
+    (depth first, with a stack: deep nesting is no recursion); None when there is none."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if wanted(node):
+            return node
+        stack.extend(below(node))
+    return None
+
+
+def _outside_switches(node: Any) -> Iterable[Any]:
+    return () if isinstance(node, c_ast.Switch) else (child for _, child in node.children())
+
+
 def _nested_label(node: Any) -> Any:
     """A case/default label inside a nested statement (not inside a nested switch)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (c_ast.Case, c_ast.Default)):
-            return n
-        if not isinstance(n, c_ast.Switch):
-            stack.extend(child for _, child in n.children())
-    return None
+    return find_node(node, lambda n: isinstance(n, (c_ast.Case, c_ast.Default)), _outside_switches)
 
 
 def _segments(lw: StmtLowerer, items: list[Any], ty: IntType) -> list[Segment]:

@@ -20,8 +20,11 @@ const RUN_TIMEOUT_MS = 8 * 60_000;
 const CHROMIUM = process.env.QUOKKA_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const LOOP_LINE = 9; // `while (i < n) {` in examples/linear.c
 const ASSERT_LINE = 12; // the failing assertion in examples/sum_bug.c
-const ANNOTATION_LINE = 9; // `/*@ loop invariant s == 3*i; */` in e2e/samples/wrong_invariant.c
-const ANNOTATED_LOOP_LINE = 10; // its `while (i < n) {`
+// wrong_invariant.c: examples/linear.c with a wrong ACSL loop invariant (`s == 2*i` holds) on a line
+// of its own above the loop, so that the annotation is line LOOP_LINE and the loop the line below.
+const WRONG_INVARIANT = "    /*@ loop invariant s == 3*i; */";
+const ANNOTATION_LINE = LOOP_LINE;
+const ANNOTATED_LOOP_LINE = LOOP_LINE + 1; // its `while (i < n) {`
 
 interface Check {
   readonly name: string;
@@ -43,13 +46,23 @@ function quokkaProgram(): string {
   return process.env.QUOKKA_E2E_SERVER ?? (fs.existsSync(venv) ? venv : "quokka");
 }
 
+function withWrongInvariant(linear: string): string {
+  const lines = linear.split("\n");
+  if (!lines[LOOP_LINE - 1]?.startsWith("    while (i < n) {")) {
+    throw new Error(`examples/linear.c: line ${LOOP_LINE} is not its loop: ${JSON.stringify(lines[LOOP_LINE - 1])}`);
+  }
+  lines.splice(LOOP_LINE - 1, 0, WRONG_INVARIANT);
+  return lines.join("\n");
+}
+
 function makeWorkspace(root: string): string {
   const folder = path.join(root, "workspace");
   fs.mkdirSync(path.join(folder, ".vscode"), { recursive: true });
   for (const name of ["linear.c", "sum_bug.c"]) {
     fs.copyFileSync(path.join(REPO, "examples", name), path.join(folder, name));
   }
-  fs.copyFileSync(path.join(HERE, "samples", "wrong_invariant.c"), path.join(folder, "wrong_invariant.c"));
+  fs.writeFileSync(path.join(folder, "wrong_invariant.c"), withWrongInvariant(fs.readFileSync(
+    path.join(REPO, "examples", "linear.c"), "utf8")));
   const server = [quokkaProgram(), "lsp", "--cache", path.join(root, "cache.sqlite"),
     "--log-file", path.join(root, "logs", "quokka-lsp.log")];
   const settings = { "quokka.serverCommand": server, "quokka.timeout": 30 };

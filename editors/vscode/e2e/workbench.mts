@@ -51,15 +51,21 @@ export class Workbench {
 
   /** The rendered text of line `line` (1-based) of the active editor, inlay hints included. */
   async lineText(line: number): Promise<string | undefined> {
-    return this.page.evaluate((wanted: number) => {
+    const view = await this.lineView(line);
+    return view?.evaluate((el) => el.textContent?.replace(/\u00a0/g, " "));
+  }
+
+  /** The rendered line `line` (1-based) of the active editor: the view line level with its number. */
+  private async lineView(line: number): Promise<ElementHandle<HTMLElement> | null> {
+    const handle = await this.page.evaluateHandle((wanted: number) => {
       const editor = document.querySelector(".editor-group-container.active .monaco-editor");
       const number = [...(editor?.querySelectorAll(".margin-view-overlays .line-numbers") ?? [])]
         .find((el) => el.textContent?.trim() === String(wanted));
       const top = (number?.parentElement as HTMLElement | null | undefined)?.style.top;
-      const view = [...(editor?.querySelectorAll<HTMLElement>(".view-lines .view-line") ?? [])]
-        .find((el) => el.style.top === top);
-      return view?.textContent?.replace(/\u00a0/g, " ");
+      return [...(editor?.querySelectorAll<HTMLElement>(".view-lines .view-line") ?? [])]
+        .find((el) => el.style.top === top) ?? null;
     }, line);
+    return handle.asElement() as ElementHandle<HTMLElement> | null;
   }
 
   async waitForLine(test: (text: string) => boolean, timeoutMs: number, line?: number): Promise<string> {
@@ -126,19 +132,13 @@ export class Workbench {
   }
 
   private async token(line: number, word: string, partial = false): Promise<ElementHandle<Element>> {
-    const handle = await this.page.evaluateHandle((wanted: number, text: string, partial: boolean) => {
-      const editor = document.querySelector(".editor-group-container.active .monaco-editor");
-      const number = [...(editor?.querySelectorAll(".margin-view-overlays .line-numbers") ?? [])]
-        .find((el) => el.textContent?.trim() === String(wanted));
-      const top = (number?.parentElement as HTMLElement | null | undefined)?.style.top;
-      const view = [...(editor?.querySelectorAll<HTMLElement>(".view-lines .view-line") ?? [])]
-        .find((el) => el.style.top === top);
-      return [...(view?.querySelectorAll("span span") ?? [])].find((el) => {
-        const shown = el.textContent?.replace(/\u00a0/g, " ") ?? "";
+    const view = await this.lineView(line);
+    const handle = await view?.evaluateHandle((el: HTMLElement, text: string, partial: boolean) =>
+      [...el.querySelectorAll("span span")].find((span) => {
+        const shown = span.textContent?.replace(/\u00a0/g, " ") ?? "";
         return partial ? shown.includes(text) : shown === text;
-      }) ?? null;
-    }, line, word, partial);
-    const element = handle.asElement();
+      }) ?? null, word, partial);
+    const element = handle?.asElement() ?? null;
     if (element === null) {
       throw new Error(`no token ${word} on line ${line}`);
     }
