@@ -148,8 +148,8 @@ def infer(
     ids += [(-1 - k,) for k in range(len(ctis))]
     flags = [*(entry if entry is not None else [False] * len(states)), *[False] * len(ctis)]
     rows = [r for r in zip([*states, *ctis], ids, flags, strict=True) if all(v in r[0] for v in names)]
-    if not rows:
-        return []
+    if not rows:  # no run got here (e.g. an earlier loop runs too long): what the program text says
+        return _unobserved(program, loop)
     obs = Observations.of([s for s, _, _ in rows], [h for _, h, _ in rows], program_constants(program))
     at_entry = [s for s, _, f in rows if f]
     exprs = _structural(program, loop.loop.id, names, (obs.states, at_entry), config) + _exprs(
@@ -170,6 +170,20 @@ def infer(
             seen.add(k)
             out.append(Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME))
     return out + [Candidate(loop.loop.id, e, format_expr(e, names_c), NAME) for e in sets]
+
+
+def _unobserved(program: Program, loop: LoopContext) -> list[Candidate]:
+    """Candidates for a loop that no run reached: its head assertions, what is asserted after
+    it, and the conditions known where it is entered (Houdini checks them like any other)."""
+    names = frozenset(d.name for d in loop.variables)
+    found = find_loop(program, loop.loop.id)
+    if found is None:
+        return []
+    exprs = [*loop_head(found, names).asserted, *after_loop(program, loop.loop.id, names)]
+    exprs += enclosing_guards(program, loop.loop.id, names) + path_facts(program, loop.loop.id, names)
+    names_c = c_names(program, loop.loop.id)
+    unique = {key(e): e for e in exprs}
+    return [Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME) for e in unique.values()]
 
 
 def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Expr]:

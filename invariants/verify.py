@@ -22,6 +22,7 @@ from quokka.verifier.task import read_task
 from quokka.verifier.witnesses import WitnessError, violation_waypoints, witness_invariants
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
+from .llm.settings import ModelSettings
 from .protocol import Proposer
 from .quokka_loop import QuokkaLoop, user_invariant_strategy
 from .registry import make_proposers, requested_model
@@ -65,6 +66,12 @@ def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
     return target.c_file, target.data_model
 
 
+def _bitblast_applies(program: Program) -> bool:
+    from quokka.verifier.engines import bitblast
+
+    return bitblast.applies(program)
+
+
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
     from quokka.verifier.engines import bitblast, bmc, fuzz, spacer
@@ -83,8 +90,8 @@ def strategies(
     program: Program, options: Options, proposers: list[Proposer], source: str | None
 ) -> dict[str, Strategy]:
     chosen = engine_strategies(options)
-    if "bitblast" in chosen and program.loops:
-        del chosen["bitblast"]  # it decides loop-free programs only: no process for the others
+    if "bitblast" in chosen and not _bitblast_applies(program):
+        del chosen["bitblast"]  # no process where it could only say "not mine"
     if options.invariants:
         # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))
@@ -110,11 +117,15 @@ def _refused(name: str, why: str) -> Strategy:
     return refuse
 
 
-def verify_program(program: Program, options: Options, source_path: Path | None = None) -> Result:
-    """Verify a lowered program under `options` (proposers built from `options.proposers`)."""
+def verify_program(
+    program: Program, options: Options, source_path: Path | None = None, model: ModelSettings | None = None
+) -> Result:
+    """Verify a lowered program under `options` (proposers built from `options.proposers`, the
+    language model from `model`, default `ModelSettings()`)."""
     source = _read_text(source_path)
-    proposers = make_proposers(options)
-    requested = requested_model(options)
+    model = model or ModelSettings()
+    proposers = make_proposers(options, model)
+    requested = requested_model(model)
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,
@@ -131,9 +142,9 @@ def verify_program(program: Program, options: Options, source_path: Path | None 
     return Portfolio(program, config).run(strategies(program, options, proposers, source))
 
 
-def verify_path(path: Path, options: Options) -> Result:
-    """Verify a C file or task for its property; unsupported C features or properties give
-    UNKNOWN. Raises `InputError` on bad input."""
+def verify_path(path: Path, options: Options, model: ModelSettings | None = None) -> Result:
+    """Verify a C file or task for its property (the language model's settings: `model`);
+    unsupported C features or properties give UNKNOWN. Raises `InputError` on bad input."""
     started = time.monotonic()
     target = resolve_target(path, options)
     checked = target.choice.checked
@@ -154,7 +165,7 @@ def verify_path(path: Path, options: Options) -> Result:
     deadline = started + options.timeout_s
     budget = options.timeout_s - (time.monotonic() - started) - (_claims_reserve(options) if claims else 0.0)
     result = verify_program(program, options.with_(data_model=target.data_model, timeout_s=max(budget, 0.1)),
-                            target.c_file)
+                            target.c_file, model)
     result = _with_claims(program, result, claims, Budget(deadline))
     result = with_uninitialised(with_property(result, target.choice), target.uninitialised)
     if validated is not None:

@@ -37,7 +37,7 @@ def certificate_result(
     first, then with integers, each with a fresh solver."""
     bound = unwinding_bound(result)
     if program.loops and bound is not None:
-        check = _unwound_again(program, bound, budget)
+        check = _unwound_again(program, bound, budget, result.engine == bitblast.ENGINE)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:
@@ -57,10 +57,13 @@ def unwinding_bound(result: EngineResult) -> int | None:
     return bound if complete and isinstance(bound, int) else None
 
 
-def _unwound_again(program: Program, bound: int, budget: Budget) -> EngineResult:
-    bits = bmc.check(program, budget.sub(UNWOUND_BITS_S), start_bound=bound, max_bound=bound, solving="fresh",
-                     domain=BITS, engine="bitblast")  # fmt: skip
-    if bits.status is Status.SAFE:
+def _unwound_again(program: Program, bound: int, budget: Budget, bits_found_it: bool) -> EngineResult:
+    """The unrolling to `bound`, afresh: bit-precise first (all the time there is when that is
+    how it was found: the integers may not manage bit operations at all), then over integers."""
+    bits_budget = budget if bits_found_it else budget.sub(UNWOUND_BITS_S)
+    bits = bmc.check(program, bits_budget, start_bound=bound, max_bound=bound, solving="fresh",
+                     domain=BITS, engine=bitblast.ENGINE)  # fmt: skip
+    if bits.status is Status.SAFE or bits_found_it:
         return bits
     return bmc.check(program, budget, start_bound=bound, max_bound=bound, solving="fresh")
 

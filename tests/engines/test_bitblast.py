@@ -93,9 +93,41 @@ def test_error_on_a_path_without_overflow_is_found_despite_other_overflowing_pat
     assert inputs == (500,)
 
 
-def test_programs_with_loops_are_left_to_the_other_engines():
+def test_programs_with_loops_and_no_bit_operators_are_left_to_the_other_engines():
     status, reason, _ = decide("int i = 0; while (i < 3) i++; __VERIFIER_assert(i == 3);")
-    assert status is Status.UNKNOWN and "has loops" in reason
+    assert status is Status.UNKNOWN and "no bitwise operators" in reason
+
+
+INTERLEAVE = """
+    unsigned int x = __VERIFIER_nondet_uint() & 65535u, y = __VERIFIER_nondet_uint() & 65535u;
+    unsigned int z = 0, i = 0;
+    while (i < 16u) { z |= ((x & (1u << i)) << i) | ((y & (1u << i)) << (i + 1)); i += 1u; }
+    unsigned int xx = x, yy = y;
+    xx = (xx | (xx << 8u)) & 16711935u; xx = (xx | (xx << 4u)) & 252645135u;
+    xx = (xx | (xx << 2u)) & 858993459u; xx = (xx | (xx << 1u)) & 1431655765u;
+    yy = (yy | (yy << 8u)) & 16711935u; yy = (yy | (yy << 4u)) & 252645135u;
+    yy = (yy | (yy << 2u)) & 858993459u; yy = (yy | (yy << 1u)) & 1431655765u;
+    __VERIFIER_assert(z == (xx | (yy << 1u)));"""
+
+
+def test_a_bounded_loop_over_bits_is_unrolled_completely_and_proved():
+    status, reason, _ = decide(INTERLEAVE)
+    assert status is Status.SAFE and "no undefined behaviour" in reason
+
+
+def test_a_bug_in_a_bounded_loop_over_bits_is_found():
+    status, reason, inputs = decide(INTERLEAVE.replace("(y & (1u << i)) << (i + 1)", "(y & (1u << i)) << i"))
+    assert status is Status.UNSAFE, reason
+    assert inputs is not None
+
+
+def test_an_unbounded_loop_over_bits_is_never_proved():
+    # no unrolling is complete: however far it goes, it is no proof
+    status, reason, _ = decide("""
+        unsigned int n = __VERIFIER_nondet_uint(), x = 0;
+        while (n > 0u) { x ^= n & 1u; n = n - 1u; }
+        __VERIFIER_assert(x <= 1u);""", seconds=4)
+    assert status is Status.UNKNOWN, reason
 
 
 # ----------------------------------------------------------------------------- differential

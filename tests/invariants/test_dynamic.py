@@ -329,3 +329,23 @@ def test_a_program_without_inputs_is_run_once():
         with_input.if_break(ge(n, num(3)))
         with_input.assign(n, add(n, num(1)))
     assert collect(with_input.build(), 0, time.monotonic() + 5).run_count > 1
+
+
+def test_a_loop_no_run_reaches_still_gets_what_the_program_text_says():
+    # the first loop runs 10**8 times: no sampled run gets to the second, whose entry conditions
+    # (the assumption, the first loop's exit) are still proposed
+    b = ProgramBuilder("late.c")
+    x, n = b.var("x"), b.var("n")
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, num(10**8)))
+        b.assign(x, add(x, num(1)))
+    b.havoc(n)
+    b.assume(lt(n, num(100)))
+    with b.loop() as late:
+        b.if_break(le(n, num(0)))
+        b.check(lt(n, num(100)))
+        b.assign(n, add(n, num(-1)))
+    _, candidates = _propose(b.build(), budget=4)
+    texts = {c.text for c in candidates if c.loop_id == late}
+    assert "n < 100" in texts
