@@ -11,7 +11,7 @@ from typing import Any
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
-from quokka.verifier.options import Options
+from quokka.verifier.options import ENGINES, Options
 from quokka.verifier.properties import READINGS
 from quokka.verifier.results import Diagnostic, Result
 from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
@@ -50,10 +50,13 @@ def register(subparsers: Any) -> None:
         "--uninitialised",
         choices=list(UNINITIALISED_READINGS),
         help="reading an uninitialised local: nondet (an arbitrary value of its type, as SV-COMP reads it) "
-        "or strict (undefined behaviour: no FALSE may depend on it); default: nondet for a task, else strict",
+        "or strict (undefined behaviour: no FALSE may depend on it); default: strict (SV-COMP's reading "
+        "is nondet)",
     )
     parser.add_argument(
-        "--engines", help="comma-separated: houdini,bmc,spacer,testing (default: all four)"
+        "--engines",
+        help=f"comma-separated, of {','.join(ENGINES)} (default: {','.join(Options().engines)}; "
+        "bitblast starts only for loop-free programs and those computing with bits, fuzz only with a C file)",
     )
     parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
     parser.add_argument(
