@@ -138,14 +138,15 @@ def _common_residue(values: Sequence[int], k: int) -> int | None:
 
 
 def congruences(names: Sequence[str], obs: Observations, config: OctagonConfig | None = None) -> list[Fact]:
-    """`x % g == r` with g the gcd of the differences of x's values; the parity of `x + y` (or
+    """`x % g == r` with g the gcd of the differences of x's values (past `max_modulus`, the
+    largest program constant that divides it: `x += 1048576 * n`); the parity of `x + y` (or
     else `x - y`, whose C remainder may have the other sign) when x's and y's parities vary."""
     max_mod = (config or OctagonConfig()).max_modulus
     out, odd_even = [], []
     for v in names:
         values = sorted(set(obs.column(v)))
-        g = reduce(gcd, (x - values[0] for x in values[1:]), 0)
-        if len(values) >= 3 and 2 <= g <= max_mod:
+        g = _modulus(reduce(gcd, (x - values[0] for x in values[1:]), 0), obs, max_mod)
+        if len(values) >= 3 and g >= 2:
             r = _common_residue(values, g)
             if r is not None:
                 out.append(Fact(((((v, 1),), 1),), "==", (((), r),) if r else (), "congruence", g))
@@ -156,6 +157,13 @@ def congruences(names: Sequence[str], obs: Observations, config: OctagonConfig |
             if len({(a + b) & 1 for a, b in zip(obs.column(x), obs.column(y), strict=True)}) == 1:
                 out += _pair_parity(x, y, obs)
     return out
+
+
+def _modulus(g: int, obs: Observations, max_mod: int) -> int:
+    """`g` when small, else its largest divisor among the program's constants (0: none)."""
+    if g <= max_mod:
+        return g
+    return max((c for c in obs.plausible if c > max_mod and g % c == 0), default=0)
 
 
 def _pair_parity(x: str, y: str, obs: Observations) -> list[Fact]:

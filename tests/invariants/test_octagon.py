@@ -64,6 +64,14 @@ def test_congruences_from_the_gcd_of_differences():
     assert all(holds(f, s) for f in facts for s in states)
 
 
+def test_a_large_modulus_is_a_program_constant_that_divides_the_gcd():
+    # x += 1048576 * n: the runs' gcd may be any multiple of 2**20; the program's constant is kept
+    states = [{"x": (1 << 21) * k, "y": 1000 * k + 7} for k in (1, 3, 4, 9)]
+    facts = congruences(["x", "y"], Observations.of(states, constants=frozenset({1 << 20, 5})))
+    assert _texts(facts) == {"1*x % 1048576 == 0"}  # y: gcd 1000 is too large, 5 too small to stand for it
+    assert congruences(["x"], Observations.of(states)) == []  # no such constant: no claim
+
+
 def test_congruence_respects_c_remainders_of_negative_values():
     # -3, -1, 1, 3: gcd of differences 2, but C's % gives -1 and 1: no common residue
     states = [{"x": v} for v in (-3, -1, 1, 3)]
