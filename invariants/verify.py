@@ -66,15 +66,17 @@ def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
     return target.c_file, target.data_model
 
 
-def _bitblast_applies(program: Program) -> bool:
-    from quokka.verifier.engines import bitblast
+def _not_applicable(program: Program) -> set[str]:
+    """The engines that could only say "not mine" of `program`: no process for them."""
+    from quokka.verifier.engines import bitblast, execute
 
-    return bitblast.applies(program)
+    out = set() if bitblast.applies(program) else {"bitblast"}
+    return out if execute.refusal(program) is None else out | {"execute"}
 
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
-    from quokka.verifier.engines import bitblast, bmc, fuzz, spacer
+    from quokka.verifier.engines import bitblast, bmc, execute, fuzz, spacer
 
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
@@ -82,6 +84,7 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
         "spacer": lambda program, budget: spacer.solve(program, budget),
         "testing": random_testing(options.seed),
         "fuzz": lambda program, budget: fuzz.check(program, budget, options.seed),
+        "execute": execute.check,
     }
     return {name: table[name] for name in options.engines if name in table}
 
@@ -90,8 +93,8 @@ def strategies(
     program: Program, options: Options, proposers: list[Proposer], source: str | None
 ) -> dict[str, Strategy]:
     chosen = engine_strategies(options)
-    if "bitblast" in chosen and not _bitblast_applies(program):
-        del chosen["bitblast"]  # no process where it could only say "not mine"
+    for name in _not_applicable(program) & set(chosen):
+        del chosen[name]
     if options.invariants:
         # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import fpsem
 from .definedness import NONDET, ORIGIN
-from .engines import bitblast, bmc, inductive
+from .engines import bitblast, bmc, execute, inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
@@ -36,7 +36,9 @@ def certificate_result(
     complete unrolling proved (`unwinding_bound`): unrolled again to the same bound, bit-precisely
     first, then with integers, each with a fresh solver."""
     bound = unwinding_bound(result)
-    if program.loops and bound is not None:
+    if executed(result):
+        check = execute.confirm(program, budget)
+    elif program.loops and bound is not None:
         check = _unwound_again(program, bound, budget, result.engine == bitblast.ENGINE)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
@@ -47,6 +49,17 @@ def certificate_result(
     if check.status is not Status.SAFE:
         return None, check.reason
     return shown_invariants(program, result, result.invariants, minimal=False), check.reason
+
+
+def executed(result: EngineResult) -> bool:
+    """Whether `result` is SAFE by the one execution of a program that reads no input (`execute`)."""
+    return result.stats.get("executed") is True and not result.invariants
+
+
+def invariant_free(result: EngineResult) -> bool:
+    """Whether `result`'s proof has no invariants: a complete unrolling of a program with loops
+    (`unwinding_bound`), or its one execution."""
+    return executed(result) or unwinding_bound(result) is not None
 
 
 def unwinding_bound(result: EngineResult) -> int | None:

@@ -20,7 +20,7 @@ from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
 
-ENGINES = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "twoquery", "inductive")
+ENGINES = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "twoquery", "inductive")
 DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (
     ("timeout_s", SECONDS),
@@ -58,7 +58,7 @@ class Options:
     # None: nondet for a task file, strict for a C file
     uninitialised: str | None = None
     # bitblast: loop-free programs only; fuzz: when there is a C file to compile
-    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz")
+    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute")
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096

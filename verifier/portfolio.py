@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import certificate_result, confirm_smallest, minimal_invariants, unwinding_bound
+from .checks import certificate_result, confirm_smallest, invariant_free, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Assert, Expr, Program, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
@@ -218,7 +218,7 @@ class Portfolio:
         safe = self._safe
         if result.verdict is not Verdict.TRUE or safe is None or _size(safe.invariants) > POLISH_MAX_NODES:
             return result  # a large certificate (e.g. a set of states) costs more to polish than it gains
-        if unwinding_bound(safe) is not None:  # no undefined behaviour on any path: no overflow either
+        if invariant_free(safe):  # no undefined behaviour on any path: no overflow either
             return dataclasses.replace(result, overflow_sites=(), time_s=self._elapsed())
         with self.recorder.timed("overflow sites"):
             sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
@@ -310,9 +310,9 @@ class Portfolio:
         """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
         from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
 
-        if unwinding_bound(result) is not None and self.program.loops:
-            return {"double_check": "skipped: a complete unrolling has no invariants for cvc5; "
-                                    "it was unrolled again, afresh"}
+        if invariant_free(result) and self.program.loops:
+            return {"double_check": "skipped: a complete unrolling or the one execution has no invariants "
+                                    "for cvc5; it was unrolled or run again, afresh"}
 
         with self.recorder.timed("double check (cvc5)") as call:
             second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))

@@ -390,19 +390,29 @@ class CompiledProgram:
 
     def run(self, inputs: Sequence[int], *, timeout_s: float = 10) -> ReplayResult:
         """Run once; inputs feed the `__VERIFIER_nondet_*` calls in order (then 0s)."""
+        done = self.execute(inputs, timeout_s=timeout_s)
+        if done is None:
+            return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
+        heads = _parse_heads(done.stderr)
+        if self.reached(done):
+            reached = f"the program reached {self.error}{self._report(done.stderr)}{self.note}"
+            return ReplayResult("reached", reached, heads)
+        return ReplayResult("not_reached", f"{_describe_exit(done.returncode, self.error)}{self.note}", heads)
+
+    def execute(self, inputs: Sequence[int], *, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
+        """The finished run on `inputs` (its exit status and standard error), None past `timeout_s`."""
         text = " ".join(str(v % (1 << 64)) for v in inputs) + "\n"
         try:
-            done = subprocess.run(
+            return subprocess.run(
                 [str(self.binary)], input=text, capture_output=True, encoding="utf-8", errors="replace",
                 timeout=timeout_s, check=False, cwd=self.binary.parent,  # what it writes stays there
             )  # fmt: skip
         except subprocess.TimeoutExpired:
-            return ReplayResult("error", f"the program ran longer than {timeout_s} s{self.note}")
-        heads = _parse_heads(done.stderr)
-        if done.returncode == REACHED_STATUS and self.mark in done.stderr:
-            reached = f"the program reached {self.error}{self._report(done.stderr)}{self.note}"
-            return ReplayResult("reached", reached, heads)
-        return ReplayResult("not_reached", f"{_describe_exit(done.returncode, self.error)}{self.note}", heads)
+            return None
+
+    def reached(self, done: subprocess.CompletedProcess[str]) -> bool:
+        """Whether the finished run `done` reached the error."""
+        return done.returncode == REACHED_STATUS and self.mark in done.stderr
 
 
     def _report(self, stderr: str) -> str:
@@ -465,10 +475,12 @@ def compile_c(
     probes: Sequence[LoopProbe] = (),
     property_name: str = ASSERT,
     initialise: Sequence[InputDeclaration] = (),
+    extra_flags: Sequence[str] = (),
 ) -> CompiledProgram | ReplayResult:
     """Build `c_file` with the harness in `workdir`; a `ReplayResult` says why it could not.
     The error is what it is under `property_name` (see the module docstring); the declarations
-    `initialise` names take their values from the inputs."""
+    `initialise` names take their values from the inputs; `extra_flags` go to the compiler last
+    (e.g. sanitizers, another optimisation level)."""
     compiler = find_compiler()
     if compiler is None:
         return ReplayResult("unavailable", "no C compiler (gcc or cc) found")
@@ -481,7 +493,7 @@ def compile_c(
     if isinstance(model, str):
         return ReplayResult("unavailable", model)
     sources = _write_sources(workdir, program, c_file.suffix, harness(property_name))
-    flags = [*model[0], *(_OVERFLOW_FLAGS if property_name == NO_OVERFLOW else ())]
+    flags = [*model[0], *(_OVERFLOW_FLAGS if property_name == NO_OVERFLOW else ()), *extra_flags]
     error = _build(compiler, [*flags, *sources])
     if error is not None:  # SV-COMP files stripped of their includes use NULL and malloc undeclared
         error = error if _build(compiler, ["-include", "stdlib.h", *flags, *sources]) else None
