@@ -41,6 +41,7 @@ from .structure import (
     comparisons,
     enclosing_guards,
     find_loop,
+    inner_assertions,
     loop_head,
     path_facts,
     preference,
@@ -180,6 +181,7 @@ def _unobserved(program: Program, loop: LoopContext) -> list[Candidate]:
     if found is None:
         return []
     exprs = [*loop_head(found, names).asserted, *after_loop(program, loop.loop.id, names)]
+    exprs += inner_assertions(found, names)
     exprs += enclosing_guards(program, loop.loop.id, names) + path_facts(program, loop.loop.id, names)
     names_c = c_names(program, loop.loop.id)
     unique = {key(e): e for e in exprs}
@@ -303,7 +305,7 @@ def _structural(
     initial = _initial_values(program, [v for v in assigned_in(loop) if v in loop_vars], at_entry)
     names = frozenset(loop_vars)
     entry = enclosing_guards(program, loop_id, names) + path_facts(program, loop_id, names)
-    out = [*head.asserted, *after, *entry]
+    out = [*head.asserted, *after, *entry, *inner_assertions(loop, names)]
     for atom in atoms:
         out += _relations(atom, states, limit, ll) + _unless_initial(atom, states, initial, limit, ll)
     return out

@@ -254,6 +254,19 @@ def _ends(block: Block, depth: int) -> bool:
     return aborts or (isinstance(last, Return) and depth <= 1)
 
 
+def inner_assertions(loop: Loop, loop_vars: frozenset[str]) -> list[Expr]:
+    """The head assertions of the loops directly inside `loop`, over `loop_vars` that nothing
+    before them in the body writes: what holds at the inner head held at the outer one
+    (`while (b != 0) { c = a; while (1) { assert(a == y*r + x*p); ... } ... }`)."""
+    out: list[Expr] = []
+    written: set[str] = set()
+    for s in loop.body:
+        if isinstance(s, Loop):
+            out += loop_head(s, loop_vars - written).asserted
+        written |= {t.target for t in walk_stmts((s,)) if isinstance(t, (Assign, Havoc))}
+    return out
+
+
 def enclosing_guards(program: Program, loop_id: str, loop_vars: frozenset[str]) -> list[Expr]:
     """The conditions under which each enclosing loop goes on (its exit tests negated), over
     `loop_vars` the loop does not write: they held when it was entered, and still hold."""

@@ -6,6 +6,7 @@ from quokka.invariants.structure import (
     comparisons,
     enclosing_guards,
     find_loop,
+    inner_assertions,
     loop_head,
     negate,
     path_facts,
@@ -148,3 +149,22 @@ def test_an_enclosing_guard_over_what_the_inner_loop_writes_is_no_candidate():
             b.assign(y, add(y, num(1)))
     program = b.build()
     assert enclosing_guards(program, inner, frozenset({"x", "y"})) == []
+
+
+def test_an_inner_loops_head_assertion_is_a_candidate_for_the_outer_loop():
+    # while (b != 0) { c = a; while (1) { assert(a == y*r + x*p); ... } a = b; ... }
+    b = ProgramBuilder("egcd.c")
+    a, bb, c, x, y, r, p = (b.var(n) for n in ("a", "b", "c", "x", "y", "r", "p"))
+    cond = b.var("cond", kind="param")
+    with b.loop() as outer:
+        b.if_break(eq(bb, num(0)))
+        b.assign(c, a)
+        with b.loop():
+            b.emit(_inlined_assert(cond, eq(a, add(mul(y, r), mul(x, p)))))
+            b.emit(_inlined_assert(cond, le(c, num(100))))  # c is written before the inner loop
+            b.if_break(lt(c, bb))
+            b.assign(c, add(c, num(-1)))
+        b.assign(a, bb)
+    program = b.build()
+    names = frozenset({"a", "b", "c", "x", "y", "r", "p"})
+    assert [format_expr(e) for e in inner_assertions(find_loop(program, outer), names)] == ["a == y*r + x*p"]
