@@ -10,11 +10,17 @@ per loop what holds on all of them:
   `__VERIFIER_assert` calls, see `structure`), and relations between the two sides of those
   comparisons and of the loop's exit tests: `i <= n` when the loop runs while `i < n`, or
   `c <= k || c == 0` when that holds only once the loop has changed `c` from its entry value;
-* octagonal bounds and congruences (see `octagon`).
+* what the program text says holds where the loop is entered: the assumptions, assertions and
+  branch conditions on the way to it and the tests whose other branch ends the run (`if (!(n <=
+  N)) return 0;`), the guards of the loops around it, and the head assertions of the loops
+  directly inside it (over variables the loop keeps; see `structure`);
+* octagonal bounds and congruences (see `octagon`; a large modulus only as a program constant).
 
 Each candidate is re-evaluated with the IR's semantics on the recorded states before it is
-proposed. States passed in `ProposalContext.ctis` join the recorded ones. The samples of a
-program are computed once per proposer instance and reused in later rounds.
+proposed; a loop that no run reached (an earlier loop runs too long) gets the text's candidates
+only. States passed in `ProposalContext.ctis` join the recorded ones. The samples of a program
+are computed once per proposer instance and reused in later rounds; a program that reads no
+input is run once.
 """
 
 from __future__ import annotations
