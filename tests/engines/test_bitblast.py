@@ -190,3 +190,28 @@ def test_random_loop_free_programs_agree_with_the_interpreter(chunk: int) -> Non
     outcomes = [_check_one(seed) for seed in range(chunk * 40, chunk * 40 + 40)]
     assert outcomes.count("unsafe") >= 3
     assert outcomes.count("safe") >= 3
+
+
+class _BitLoopGen(_LoopFreeGen):
+    """Random programs with the bit-level operators and loops bounded by fresh counters."""
+
+    loop = _Gen.loop
+
+
+def _check_bounded(seed: int) -> str:
+    program: Program = _BitLoopGen(seed).program()
+    result = bitblast.check(program, Budget.of(20))
+    assert result.stats.get("replay") != "failed", (seed, result.reason)
+    rng = random.Random(seed)
+    runs = [run(program, _inputs(rng), max_steps=20_000) for _ in range(120)]
+    if result.status is Status.SAFE:  # a proof covers every input: no sampled run may fail
+        assert result.stats.get("complete") is True
+        assert not any(r.outcome == "error" or r.overflows or r.outcome == "ub" for r in runs), seed
+        return "safe"
+    return result.status.value
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_random_programs_with_bounded_loops_over_bits_agree_with_the_interpreter(chunk: int) -> None:
+    outcomes = [_check_bounded(seed) for seed in range(1000 + chunk * 30, 1000 + chunk * 30 + 30)]
+    assert outcomes.count("safe") >= 2 and outcomes.count("unsafe") >= 2, outcomes
