@@ -8,7 +8,6 @@ Tables:
 * `sessions`: one row per invocation that worked on a run (a resumed run has several).
 * `results`: one row per finished task of a run (unique per run and task), committed as soon
   as the task finishes, so that killing the writer loses only the tasks in flight.
-* `cache`: a generic content-addressed cache (namespace, key) -> JSON value, for other layers.
 
 The database is in WAL mode. There is one writer at a time: `Store.open(..., writer=True)`
 takes an exclusive lock on `<db>.lock` (released by the OS even when the writer is killed);
@@ -288,21 +287,6 @@ class Store:
                 )
             return [_result_from_row(r) for r in rows]
 
-    # ------------------------------------------------------------------ generic cache
-
-    def cache_get(self, namespace: str, key: str) -> Any | None:
-        """The value cached under (namespace, key), or None."""
-        with self._reading():
-            where = "namespace = ? and key = ?"
-            rows = list(self.db.table("cache").rows_where(where, [namespace, key], limit=1))
-        return json.loads(rows[0]["value"]) if rows else None
-
-    def cache_put(self, namespace: str, key: str, value: Any) -> None:
-        """Cache a JSON-serialisable `value` under (namespace, key), replacing an older one."""
-        row = {"namespace": namespace, "key": key, "value": json.dumps(value), "created_at": now()}
-        with self._writing():
-            self.db.table("cache").upsert(row, pk=("namespace", "key"))
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -364,11 +348,6 @@ def _create_schema(db: Database) -> None:
         )
         db.table("results").create(_result_columns(), pk="id", if_not_exists=True)
         db.table("results").create_index(["run_id", "task"], unique=True, if_not_exists=True)
-        db.table("cache").create(
-            {"namespace": str, "key": str, "value": str, "created_at": str},
-            pk=("namespace", "key"),
-            if_not_exists=True,
-        )
         db.table("meta").create({"name": str, "value": str}, pk="name", if_not_exists=True)
         db.table("meta").upsert({"name": "schema_version", "value": str(SCHEMA_VERSION)}, pk="name")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -90,8 +91,10 @@ def test_a_damaged_store_recovers_or_stops_with_one_line(tmp_path: Path, how: st
 
 def test_store_open_refuses_an_overwritten_page_with_a_store_error(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
-    with Store.open(db) as store:
-        store.cache_put("ns", "k", list(range(2000)))
+    Store.open(db).close()
+    with sqlite3.connect(db) as filled:  # pages past the schema's, to overwrite
+        filled.execute("create table filler (x text)")
+        filled.executemany("insert into filler values (?)", [(str(k) * 20,) for k in range(2000)])
     with db.open("r+b") as handle:  # page 2 onwards: the schema's tables
         handle.seek(4096)
         handle.write(random.Random(0).randbytes(4 * 4096))

@@ -101,16 +101,6 @@ def test_killed_writer_keeps_every_committed_result(tmp_path: Path) -> None:
     assert len(reported) == 15 and {f"t{i}" for i in range(15)} <= tasks
 
 
-def test_cache_round_trip_and_replace(tmp_path: Path) -> None:
-    with Store.open(tmp_path / "r.sqlite") as store:
-        key = content_key("int main() {}", "LP64")
-        assert store.cache_get("verify", key) is None
-        store.cache_put("verify", key, {"verdict": "true"})
-        store.cache_put("verify", key, {"verdict": "false"})
-        assert store.cache_get("verify", key) == {"verdict": "false"}
-        assert store.cache_get("other", key) is None
-
-
 def test_content_key_separates_parts() -> None:
     assert content_key("ab", "c") != content_key("a", "bc")
     assert content_key("x") == content_key(b"x")
