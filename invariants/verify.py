@@ -17,7 +17,7 @@ from quokka.verifier.ir import Program, refusal
 from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.results import Diagnostic, Result, Verdict
 from quokka.verifier.task import read_task
 from quokka.verifier.witnesses import WitnessError, violation_waypoints, witness_invariants
 
@@ -156,7 +156,7 @@ def verify_path(path: Path, options: Options, model: ModelSettings | None = None
     try:
         program = lower(target.c_file, target.data_model, checked, target.uninitialised)
     except UnsupportedFeature as exc:
-        return _unknown(target, str(exc), started)
+        return _unknown(target, str(exc), started, Diagnostic.of_error(exc, str(target.c_file)))
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
     validated = _violation_witness(program, options, target, started)
@@ -223,8 +223,8 @@ def _with_claims(program: Program, result: Result, claims: list[Claim], budget: 
     return replace(result, claims=check_claims(program, claims, budget, support))
 
 
-def _unknown(target: Target, reason: str, started: float) -> Result:
-    result = Result(Verdict.UNKNOWN, reason, str(target.c_file), time.monotonic() - started)
+def _unknown(target: Target, reason: str, started: float, cause: Diagnostic | None = None) -> Result:
+    result = Result(Verdict.UNKNOWN, reason, str(target.c_file), time.monotonic() - started, cause=cause)
     return with_property(result, target.choice)
 
 

@@ -63,7 +63,7 @@ def cacheable(outcome: Outcome) -> bool:
         return True
     if outcome.status != STATUS_OK:
         return False
-    return outcome.verdict is not Verdict.UNKNOWN or "unsupported feature" in outcome.result.reason
+    return outcome.verdict is not Verdict.UNKNOWN or outcome.result.cause is not None
 
 
 class ResultCache:

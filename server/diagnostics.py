@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types as lsp
-from quokka.verifier.results import Counterexample, Result, Verdict
+from quokka.verifier.results import Counterexample, Diagnostic, Result, Verdict
 
 from .model import STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, Outcome, loop_line
-from .text import Site, SourceText, Span, assertion_sites, find_location, main_function
+from .text import Site, SourceText, Span, assertion_sites, main_function, mentioned_at, same_file
 from .view import seconds
 
 SOURCE = "quokka"
@@ -83,10 +83,15 @@ def _point(source: SourceText, line: int, column: int) -> lsp.Range:
 
 def _located(source: SourceText, outcome: Outcome, severity: lsp.DiagnosticSeverity,
              code: str) -> lsp.Diagnostic:
-    where = find_location(outcome.result.reason, outcome.input_path)
+    where = _in_document(outcome.cause, outcome.input_path)
     if where is None:
         return _at(_first_line(source), outcome.result.reason, severity, code)
     return _at(_point(source, where.line, where.column), where.message, severity, code)
+
+
+def _in_document(cause: Diagnostic | None, input_path: str) -> Diagnostic | None:
+    """`cause` if it has a place in the verified file (not in a header it includes)."""
+    return cause if cause is not None and cause.line > 0 and same_file(cause.file, input_path) else None
 
 
 def _proven(source: SourceText, sites: tuple[Site, ...], result: Result) -> list[lsp.Diagnostic]:
@@ -97,17 +102,28 @@ def _proven(source: SourceText, sites: tuple[Site, ...], result: Result) -> list
 
 def _unknown(uri: str, source: SourceText, sites: tuple[Site, ...], outcome: Outcome) -> list[lsp.Diagnostic]:
     reason = outcome.result.reason or "no engine decided"
-    cause = find_location(reason, outcome.input_path)
+    cause = _unknown_cause(reason, outcome)
     related = None
     out = []
     if cause is not None:
-        rng = _point(source, cause.line, cause.column)
-        out.append(_at(rng, cause.message, lsp.DiagnosticSeverity.Warning, "quokka.unsupported"))
-        related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri, rng), cause.message)]
+        line, column, text = cause
+        rng = _point(source, line, column)
+        out.append(_at(rng, text, lsp.DiagnosticSeverity.Warning, "quokka.unsupported"))
+        related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri, rng), text)]
     message = f"not proven: {_relative(reason, outcome.input_path)}"
     targets = [source.range(s.span) for s in sites] or [_first_line(source)]
     out += [_at(rng, message, lsp.DiagnosticSeverity.Warning, "quokka.unknown", related) for rng in targets]
     return out
+
+
+def _unknown_cause(reason: str, outcome: Outcome) -> tuple[int, int, str] | None:
+    """(line, column, message) of what kept the run from deciding, when it is in the document: the
+    typed cause, else a place an engine's reason names (`mentioned_at`), with that whole reason."""
+    if outcome.cause is not None:
+        where = _in_document(outcome.cause, outcome.input_path)
+        return None if where is None else (where.line, where.column, where.message)
+    mention = mentioned_at(reason, outcome.input_path)
+    return None if mention is None else (*mention, reason)
 
 
 def _relative(reason: str, input_path: str) -> str:

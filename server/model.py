@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from quokka.verifier.results import CandidateReport, ProvenInvariant, Result, Verdict
+from quokka.verifier.results import CandidateReport, Diagnostic, ProvenInvariant, Result, Verdict
 
 STATUS_OK = "ok"  # the verifier answered with a Result
-STATUS_ERROR = "error"  # bad input: the reason is `file:line:col: message`
+STATUS_ERROR = "error"  # bad input: `Outcome.diagnostic` says what and where
 STATUS_FAILED = "failed"  # the verifier crashed, printed no JSON or ran past the wall-clock limit
 STATUS_SKIPPED = "skipped"  # not run: the text is no program to verify (no `main`)
 
@@ -36,21 +36,36 @@ class Outcome:
     input_path: str  # the file the verifier read: locations in its messages name this path
     status: str = STATUS_OK
     from_cache: bool = False
+    diagnostic: Diagnostic | None = None  # of bad input (STATUS_ERROR): what the verifier printed
 
     @property
     def verdict(self) -> Verdict:
         return self.result.verdict
 
+    @property
+    def cause(self) -> Diagnostic | None:
+        """What made the run unknown or refused, with its place: the bad input, the unsupported feature."""
+        return self.diagnostic or self.result.cause
+
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "input_path": self.input_path, "result": self.result.to_json()}
+        data = {"status": self.status, "input_path": self.input_path, "result": self.result.to_json()}
+        return data if self.diagnostic is None else {**data, "diagnostic": self.diagnostic.to_json()}
 
     @staticmethod
     def from_json(data: dict[str, Any], from_cache: bool = False) -> Outcome:
-        return Outcome(Result.from_json(data["result"]), data["input_path"], data["status"], from_cache)
+        diagnostic = Diagnostic.from_json(data["diagnostic"]) if data.get("diagnostic") else None
+        return Outcome(Result.from_json(data["result"]), data["input_path"], data["status"], from_cache,
+                       diagnostic)
 
 
 def failed(reason: str, input_path: str, time_s: float = 0.0, status: str = STATUS_FAILED) -> Outcome:
     return Outcome(Result(Verdict.UNKNOWN, reason, input_path, time_s), input_path, status)
+
+
+def bad_input(diagnostic: Diagnostic, input_path: str) -> Outcome:
+    """The outcome of a run that verified nothing: `diagnostic` says why."""
+    result = Result(Verdict.UNKNOWN, diagnostic.reason, input_path)
+    return Outcome(result, input_path, STATUS_ERROR, diagnostic=diagnostic)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from quokka.verifier.processes import kill_run, new_tag, scratch_folder, supervi
 from quokka.verifier.results import Diagnostic, UnreadableOutput, read_verify_output
 from quokka.verifier.task import read_task
 
-from .model import STATUS_ERROR, STATUS_OK, Outcome, failed
+from .model import STATUS_ERROR, STATUS_OK, Outcome, bad_input, failed
 
 STDERR_TAIL = 2000
 EXIT_BAD_INPUT = 2
@@ -128,5 +128,5 @@ def parse_output(stdout: bytes, stderr: bytes, returncode: int | None, input_pat
         return failed(f"the verifier exited with code {returncode} without a result: {why}",
                       input_path, elapsed)
     if isinstance(output, Diagnostic):
-        return failed(output.reason, input_path, status=STATUS_ERROR)
+        return bad_input(output, input_path)
     return Outcome(output, input_path, STATUS_ERROR if returncode == EXIT_BAD_INPUT else STATUS_OK)

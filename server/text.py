@@ -20,7 +20,7 @@ LOOP_KEYWORDS = ("while", "for", "do")
 
 _CALL = re.compile(r"\b(" + "|".join(ASSERT_FUNCTIONS + ERROR_FUNCTIONS) + r")\s*\(")
 _LOOP = re.compile(r"\b(while|for|do)\b")
-_LOCATION = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.*)$", re.DOTALL)
+_MENTION = re.compile(r"(\S+?):(\d+)(?::(\d+))?\b")
 
 
 def mask(text: str) -> str:
@@ -196,32 +196,16 @@ def main_function(source: SourceText) -> Function | None:
     return next((f for f in functions(source) if f.name == "main"), None)
 
 
-@dataclass(frozen=True)
-class Location:
-    file: str
-    line: int
-    column: int
-    message: str
+def mentioned_at(message: str, file: str) -> tuple[int, int] | None:
+    """(line, column) of the first `path:line[:col]` in `message` that names `file` (column 0: none).
 
-
-def parse_location(message: str) -> Location | None:
-    """`file:line[:col]: message` as rendered by Quokka's located errors."""
-    match = _LOCATION.match(message.strip())
-    if match is None:
-        return None
-    col = match.group("col")
-    return Location(match.group("file"), int(match.group("line")), int(col) if col else 0, match.group("msg"))
-
-
-def find_location(message: str, file: str) -> Location | None:
-    """The first `file:line[:col]` inside `message` that names `file` (by path or by basename)."""
-    located = parse_location(message)
-    if located is not None and same_file(located.file, file):
-        return located
-    for match in re.finditer(r"(\S+?):(\d+)(?::(\d+))?\b", message):
+    The one location still read off text: an engine that declines names the place in its reason
+    (`ir.refusal`: "floating point: only bounded model checking handles it (prog.c:3:7: float x)"),
+    and the portfolio joins those reasons into the UNKNOWN's, which carries no typed cause for it.
+    """
+    for match in _MENTION.finditer(message):
         if same_file(match.group(1), file):
-            col = match.group(3)
-            return Location(match.group(1), int(match.group(2)), int(col) if col else 0, message)
+            return int(match.group(2)), int(match.group(3) or 0)
     return None
 
 

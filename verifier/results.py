@@ -127,6 +127,7 @@ class Result:
     extra: dict[str, Any] = field(default_factory=dict)
     profile: tuple[Timing, ...] = ()  # where the time went (`profile`)
     peak_rss_mb: tuple[tuple[str, float], ...] = ()  # each strategy process's peak memory
+    cause: Diagnostic | None = None  # of an UNKNOWN: the unsupported feature, where it is (line 0: unknown)
 
     @property
     def conclusive(self) -> bool:
@@ -157,6 +158,7 @@ class Result:
             extra=dict(data.get("extra", {})),
             profile=tuple(_timing_from_json(t) for t in data.get("profile", ())),
             peak_rss_mb=tuple((name, mb) for name, mb in data.get("peak_rss_mb", ())),
+            cause=Diagnostic.from_json(data["cause"]) if data.get("cause") else None,
         )
 
 

@@ -8,6 +8,7 @@ from quokka.server.model import STATUS_OK, Outcome
 from quokka.verifier.results import (
     CandidateReport,
     Counterexample,
+    Diagnostic,
     EngineRun,
     InputValue,
     ProvenInvariant,
@@ -68,8 +69,8 @@ def sum_bug_false(path: str = "/tmp/sum_bug.c") -> Outcome:
     return Outcome(result, path, STATUS_OK)
 
 
-def unknown(reason: str, path: str = "/tmp/linear.c") -> Outcome:
-    return Outcome(Result(Verdict.UNKNOWN, reason, path, 20.0), path, STATUS_OK)
+def unknown(reason: str, path: str = "/tmp/linear.c", cause: Diagnostic | None = None) -> Outcome:
+    return Outcome(Result(Verdict.UNKNOWN, reason, path, 20.0, cause=cause), path, STATUS_OK)
 
 
 def cohencu_true(path: str = "/tmp/cohencu.c") -> Outcome:

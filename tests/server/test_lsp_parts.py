@@ -10,14 +10,16 @@ from pathlib import Path
 
 import pytest
 from lsp_samples import BENCHMARKS, COHENCU, LINEAR, linear_true, unknown
+from lsprotocol import types as lsp
 from quokka.invariants.llm.settings import ModelSettings
 from quokka.server.cache import ResultCache, cache_key, cacheable
-from quokka.server.model import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Outcome, failed
+from quokka.server.diagnostics import diagnostics
+from quokka.server.model import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Outcome, bad_input, failed
 from quokka.server.runner import Job, Runner, parse_output, task_data_model
 from quokka.server.settings import DEFAULT_COMMAND, Settings, parse_settings
-from quokka.server.text import SourceText, assertion_sites, find_location, functions, mask
+from quokka.server.text import SourceText, assertion_sites, functions, mask, mentioned_at
 from quokka.verifier.options import Options
-from quokka.verifier.results import PARSE_ERROR, Diagnostic, Verdict
+from quokka.verifier.results import PARSE_ERROR, UNSUPPORTED_FEATURE, Diagnostic, Verdict
 
 FAKE = (sys.executable, str(Path(__file__).with_name("fake_verify.py")))
 BENCH = BENCHMARKS
@@ -44,7 +46,7 @@ def test_settings_are_checked_by_the_layers_they_belong_to():
     assert settings == Settings()
     assert problems == (
         "quokka.engines: unknown engine(s): magic (known: houdini, bmc, spacer, testing, bitblast, fuzz, "
-        "twoquery, inductive) (ignored)",
+        "execute, twoquery, inductive) (ignored)",
         "quokka.dataModel: data model must be ILP32 or LP64, got 'LP32' (ignored)",
         "quokka.samples: expected a whole number >= 1 and <= 1000000, got True (ignored)",
     )
@@ -76,8 +78,13 @@ def test_cache_round_trip_and_what_is_cached(tmp_path):
     hit = cache.get(key)
     assert hit is not None and hit.from_cache and hit.result == linear_true().result
     assert not cacheable(unknown("timeout: nothing decided in 20 s"))
-    assert cacheable(unknown("f.c:3:4: unsupported feature: pointers"))
+    pointers = Diagnostic("f.c", 3, 4, "unsupported feature", "unsupported feature: pointers")
+    assert cacheable(unknown(pointers.reason, cause=pointers))  # a fact of the text
+    assert not cacheable(unknown("bmc: f.c:3:4: unsupported feature: pointers; spacer: timeout"))
     assert cacheable(Outcome(unknown("f.c:1:1: parse error").result, "f.c", STATUS_ERROR))
+    bad = bad_input(Diagnostic("f.c", 1, 1, PARSE_ERROR, "parse error"), "f.c")
+    assert cacheable(bad) and cache.put("bad", bad)
+    assert cache.get("bad") == Outcome(bad.result, "f.c", STATUS_ERROR, True, bad.diagnostic)
     assert not cacheable(failed("crash", "f.c"))
     assert not cache.put("other", failed("crash", "f.c")) and cache.get("other") is None
 
@@ -101,9 +108,10 @@ def test_unreadable_cache_is_a_miss(tmp_path):
 def test_parse_output_cases():
     good = json.dumps(linear_true().result.to_json()).encode()
     assert parse_output(b"log line\n" + good + b"\n", b"", 0, "x.c", 1.0).result == linear_true().result
-    payload = Diagnostic("x.c", 1, 2, PARSE_ERROR, "parse error").to_json()
-    bad = parse_output(json.dumps(payload).encode(), b"", 2, "x.c", 0)
+    parse_error = Diagnostic("x.c", 1, 2, PARSE_ERROR, "parse error")
+    bad = parse_output(json.dumps(parse_error.to_json()).encode(), b"", 2, "x.c", 0)
     assert bad.status == STATUS_ERROR and bad.result.reason == "x.c:1:2: parse error"
+    assert bad.diagnostic == bad.cause == parse_error
     crash = parse_output(b"", b"Traceback...\nZeroDivisionError: boom\n", 1, "x.c", 0)
     assert crash.status == STATUS_FAILED and "ZeroDivisionError: boom" in crash.result.reason
     malformed = parse_output(b'{"verdict": "true"}\n', b"", 0, "x.c", 0)
@@ -185,6 +193,18 @@ def test_runner_wall_limit_and_crashes(tmp_path, monkeypatch):
     assert slow.verdict is Verdict.UNKNOWN
 
 
+def test_an_unsupported_feature_is_published_where_the_verifier_found_it(tmp_path):
+    text = "int main() {\n  int **p = 0;\n  return p[1];\n}\n"
+    outcome = asyncio.run(Runner().run(Job(text, tmp_path / "ptr.c", DEFAULT_COMMAND, ("--json",), 120)))
+    assert outcome.status == STATUS_OK and outcome.verdict is Verdict.UNKNOWN
+    assert outcome.cause is not None and outcome.cause.kind == UNSUPPORTED_FEATURE
+    feature, unknown_main = diagnostics("file:///ptr.c", SourceText(text), outcome)
+    assert (feature.code, feature.message) == ("quokka.unsupported",
+                                               "unsupported feature: pointer to a pointer (variable p)")
+    assert feature.range.start == lsp.Position(2, 9)  # line 3, column 10: `p` in `p[1]`
+    assert unknown_main.code == "quokka.unknown"
+
+
 @pytest.mark.skipif(not BENCH.exists(), reason="needs the shared benchmarks")
 def test_data_model_from_the_task_file_beside_the_program():
     assert task_data_model(BENCH / "svcomp-nla-dev" / "divbin.i") == "ILP32"
@@ -216,12 +236,10 @@ def test_assertion_sites_skip_the_wrappers_and_declarations():
 def test_functions_and_locations():
     assert [f.name for f in functions(SourceText(COHENCU))] == [
         "reach_error", "assume_abort_if_not", "__VERIFIER_assert", "main"]
-    located = find_location("/tmp/q/prog.c:3:7: unsupported feature: float", "/other/prog.c")
-    assert located is not None and (located.line, located.column) == (3, 7)
-    assert located.message == "unsupported feature: float"
-    inner = find_location("no engine decided (unsupported feature at prog.c:12)", "/x/prog.c")
-    assert inner is not None and (inner.line, inner.column) == (12, 0)
-    assert find_location("timeout after 20 s", "prog.c") is None
+    assert mentioned_at("/tmp/q/prog.c:3:7: unsupported feature: float", "/other/prog.c") == (3, 7)
+    assert mentioned_at("no engine decided (unsupported feature at prog.c:12)", "/x/prog.c") == (12, 0)
+    assert mentioned_at("lib.h:4:1: x; then (prog.c:5:2: float f)", "/x/prog.c") == (5, 2)
+    assert mentioned_at("timeout after 20 s", "prog.c") is None
 
 
 def test_quokka_lsp_is_a_subcommand_and_the_worker_entry_runs_quokka_verify():

@@ -15,10 +15,17 @@ from quokka.server.actions import (
 )
 from quokka.server.diagnostics import diagnostics
 from quokka.server.hints import hover, inlay_hints, resolve_inlay_hint
-from quokka.server.model import STATUS_ERROR, STATUS_SKIPPED, Outcome, failed, loop_reports
+from quokka.server.model import STATUS_SKIPPED, Outcome, bad_input, failed, loop_reports
 from quokka.server.text import SourceText
 from quokka.server.view import DocView, hint_label
-from quokka.verifier.results import CandidateReport, Result, Verdict
+from quokka.verifier.results import (
+    PARSE_ERROR,
+    UNSUPPORTED_FEATURE,
+    CandidateReport,
+    Diagnostic,
+    Result,
+    Verdict,
+)
 
 URI = "file:///tmp/linear.c"
 
@@ -149,15 +156,38 @@ def test_violation_is_an_error_on_the_assertion_with_inputs_and_path():
 
 
 def test_unknown_is_a_warning_on_each_assertion_and_at_the_unsupported_feature():
-    reason = "/tmp/quokka-lsp-x/linear.c:10:13: unsupported feature: pointer dereference"
-    found = diagnostics(URI, SourceText(LINEAR), unknown(reason, "/tmp/quokka-lsp-x/linear.c"))
+    path = "/tmp/quokka-lsp-x/linear.c"
+    cause = Diagnostic(path, 10, 13, UNSUPPORTED_FEATURE, "unsupported feature: pointer dereference")
+    found = diagnostics(URI, SourceText(LINEAR), unknown(cause.reason, path, cause))
     assert [d.severity for d in found] == [lsp.DiagnosticSeverity.Warning] * 2
     feature, assertion = found
-    assert feature.range.start == lsp.Position(9, 12)
+    assert feature.range == lsp.Range(lsp.Position(9, 12), lsp.Position(9, 13))
+    assert feature.code == "quokka.unsupported"
     assert feature.message == "unsupported feature: pointer dereference"
     assert assertion.range.start == lsp.Position(12, 4)
     assert assertion.message == "not proven: linear.c:10:13: unsupported feature: pointer dereference"
     assert assertion.related_information is not None
+    assert assertion.related_information[0].location.range == feature.range
+
+
+def test_the_place_is_the_typed_cause_not_a_location_in_the_reason():
+    path = "/tmp/quokka-lsp-x/linear.c"
+    cause = Diagnostic(path, 9, 5, UNSUPPORTED_FEATURE, "unsupported feature: recursion")
+    (feature, _) = diagnostics(URI, SourceText(LINEAR), unknown(f"{path}:6:9: elsewhere", path, cause))
+    assert feature.range.start == lsp.Position(8, 4) and feature.message == "unsupported feature: recursion"
+    in_header = Diagnostic("/usr/include/x.h", 2, 1, UNSUPPORTED_FEATURE, "unsupported feature: union")
+    found = diagnostics(URI, SourceText(LINEAR), unknown(in_header.reason, path, in_header))
+    assert [d.code for d in found] == ["quokka.unknown"]
+
+
+def test_an_engine_reason_naming_a_place_puts_the_whole_reason_there():
+    path = "/tmp/quokka-lsp-x/linear.c"
+    reason = (f"houdini: floating point: only bounded model checking handles it ({path}:8:9: float i); "
+              "bmc: timeout at k=12")
+    feature, assertion = diagnostics(URI, SourceText(LINEAR), unknown(reason, path))
+    assert (feature.range.start, feature.message, feature.code) == (
+        lsp.Position(7, 8), reason, "quokka.unsupported")
+    assert assertion.message == f"not proven: {reason.replace(path, 'linear.c')}"
 
 
 def test_timeout_unknown_names_the_reason():
@@ -166,12 +196,16 @@ def test_timeout_unknown_names_the_reason():
 
 
 def test_frontend_error_at_its_location_and_skipped_text_is_information():
-    bad = Outcome(unknown("/tmp/x/linear.c:6:13: undeclared identifier 'm'").result, "/tmp/x/linear.c",
-                  STATUS_ERROR)
+    bad = bad_input(Diagnostic("/tmp/x/linear.c", 6, 13, PARSE_ERROR, "undeclared identifier 'm'"),
+                    "/tmp/x/linear.c")
     found = diagnostics(URI, SourceText(LINEAR), bad)
     assert len(found) == 1 and found[0].severity == lsp.DiagnosticSeverity.Error
     assert found[0].range == lsp.Range(lsp.Position(5, 12), lsp.Position(5, 33))  # the token
-    assert found[0].message == "undeclared identifier 'm'"
+    assert (found[0].message, found[0].code) == ("undeclared identifier 'm'", "quokka.input")
+    no_place = Diagnostic("/tmp/x/linear.c", 0, 0, PARSE_ERROR, "linear.c: parse error: x")
+    unplaced = bad_input(no_place, "/tmp/x/linear.c")
+    (whole_file,) = diagnostics(URI, SourceText(LINEAR), unplaced)
+    assert whole_file.range.start == lsp.Position(4, 4) and whole_file.message == "linear.c: parse error: x"
     skipped = diagnostics(URI, SourceText("int x;\n"), failed("no `main`", "x.c", status=STATUS_SKIPPED))
     assert skipped[0].severity == lsp.DiagnosticSeverity.Information
     crashed = diagnostics(URI, SourceText(LINEAR), failed("the verifier exited with code 1", "x.c"))

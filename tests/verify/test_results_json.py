@@ -113,3 +113,26 @@ def test_the_cli_bad_input_reads_back_as_a_located_diagnostic(tmp_path: Path) ->
     assert (output.file, output.line, output.column, output.kind) == (str(bad), 3, 11, PARSE_ERROR)
     assert proc.stderr.strip() == f"quokka verify: {output.reason}"
     assert json.loads(proc.stdout)["status"] == "error"
+
+
+def test_a_result_with_a_cause_reads_back_and_one_without_reads_as_none() -> None:
+    cause = Diagnostic("p.c", 3, 10, UNSUPPORTED_FEATURE, "unsupported feature: recursion")
+    unknown = Result(Verdict.UNKNOWN, cause.reason, "p.c", 0.5, cause=cause)
+    data = json.loads(json.dumps(unknown.to_json()))
+    assert data["cause"] == {"file": "p.c", "line": 3, "column": 10, "kind": UNSUPPORTED_FEATURE,
+                             "message": "unsupported feature: recursion"}
+    assert read_verify_output(_printed(data)) == unknown
+    older = {key: value for key, value in RESULT.to_json().items() if key != "cause"}
+    assert Result.from_json(older) == RESULT and RESULT.cause is None
+
+
+def test_the_cli_unsupported_feature_is_an_unknown_with_its_located_cause(tmp_path: Path) -> None:
+    program = tmp_path / "ptr.c"
+    program.write_text("int main() {\n  int **p = 0;\n  return p[1];\n}\n")
+    proc = subprocess.run([sys.executable, "-m", "quokka.verifier.cli", "verify", str(program), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    output = read_verify_output(proc.stdout)
+    assert isinstance(output, Result) and output.verdict is Verdict.UNKNOWN
+    message = "unsupported feature: pointer to a pointer (variable p)"
+    assert output.cause == Diagnostic(str(program), 3, 10, UNSUPPORTED_FEATURE, message)
+    assert output.reason == output.cause.reason == f"{program}:3:10: {message}"
