@@ -118,3 +118,11 @@ def test_random_deterministic_programs_agree_with_the_interpreter(tmp_path, chun
         assert result.status is expected, (seed, result.reason)
         verdicts.append(result.status)
     assert Status.SAFE in verdicts and Status.UNSAFE in verdicts
+
+
+def test_no_overflow_is_left_to_the_other_engines(tmp_path):
+    # under no-overflow the harness's sanitizer makes every undefined behaviour "the error"
+    from quokka.verifier.properties import NO_OVERFLOW
+
+    program = lower(_write(tmp_path, PHASES), "LP64", NO_OVERFLOW)
+    assert execute.refusal(program) == "no-overflow is decided by the other engines"
