@@ -1,5 +1,5 @@
 """Put tests/ on sys.path so that test modules can `from corpus import CORPUS`; every TRUE a test
-sees is double-checked (issue 20)."""
+sees is double-checked, and every FALSE of a C program was reached by gcc's build (issue 20)."""
 
 import dataclasses
 import sys
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from quokka.verifier.portfolio import Portfolio
+from quokka.verifier.replay import gcc_available
+from quokka.verifier.results import Result, Verdict
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -22,3 +24,32 @@ def _every_certificate_double_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         original(self, program, dataclasses.replace(config, double_check=True), *args, **kwargs)
 
     monkeypatch.setattr(Portfolio, "__init__", init)
+
+
+# the two known limits of a compiled replay: this machine cannot build the program's data model
+# (`gcc -m32` does not link), or the path reads an uninitialised value the build cannot be given
+_UNFOLLOWABLE = ("does not link here", "uninitialised")
+
+
+def _compiler_cannot_follow(note: str) -> bool:
+    return any(reason in note for reason in _UNFOLLOWABLE)
+
+
+@pytest.fixture(autouse=True)
+def _every_false_of_a_c_program_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FALSE verdict on a C file that gcc can build was also reached by the compiled program,
+    not only by the interpreter (programs a test builds as IR have no C file to compile)."""
+    original = Portfolio.run
+
+    def run(self: Portfolio, *args, **kwargs) -> Result:  # type: ignore[no-untyped-def]
+        result = original(self, *args, **kwargs)
+        source = self.config.source
+        compiled = self.config.replay_with_compiler and source is not None and source.suffix in (".c", ".i")
+        if result.verdict is Verdict.FALSE and compiled and gcc_available():
+            cex = result.counterexample
+            assert cex is not None
+            excused = cex.replay_notes and all(_compiler_cannot_follow(note) for note in cex.replay_notes)
+            assert "gcc" in cex.confirmed_by or excused, (result.reason, cex.replay_notes)
+        return result
+
+    monkeypatch.setattr(Portfolio, "run", run)
