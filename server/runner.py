@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,7 @@ class Runner:
                 process = await asyncio.create_subprocess_exec(
                     *job.command, str(input_path), *job.args,
                     stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                    env=supervised_environment(tag, folder),  # its temporary files removed with the folder
+                    env=supervised_environment(tag, folder, os.getpid()),  # dies with the server
                 )
             except OSError as exc:
                 return failed(f"cannot start the verifier ({' '.join(job.command)}): {exc}", str(input_path))

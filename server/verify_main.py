@@ -11,9 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from quokka.invariants.cli_verify import register
+from quokka.verifier.processes import die_with_supervisor
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    die_with_supervisor()  # a server killed with -9 takes this run with it
     parser = argparse.ArgumentParser(prog="quokka")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["verify", *(sys.argv[1:] if argv is None else argv)])

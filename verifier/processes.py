@@ -37,6 +37,7 @@ from typing import IO, Literal
 
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.05
+SUPERVISOR_VARIABLE = "QUOKKA_SUPERVISOR"  # the pid a supervised run dies with
 TAG_VARIABLE = "QUOKKA_SUPERVISED"  # the tags of every supervised run a process descends from
 CPU_GRACE_S = 5  # SIGXCPU at the soft CPU limit, SIGKILL this much later (the hard limit)
 
@@ -213,9 +214,20 @@ def tagged_environment(tag: str) -> dict[str, str]:
     return env
 
 
-def supervised_environment(tag: str, scratch: Path) -> dict[str, str]:
-    """The environment of a supervised run: tagged with `tag`, its temporary files in `scratch`."""
-    return {**tagged_environment(tag), "TMPDIR": str(scratch)}
+def supervised_environment(tag: str, scratch: Path, supervisor: int | None = None) -> dict[str, str]:
+    """The environment of a supervised run: tagged with `tag`, its temporary files in `scratch`,
+    and, with `supervisor`, the pid it is to die with (`die_with_supervisor`)."""
+    env = {**tagged_environment(tag), "TMPDIR": str(scratch)}
+    return env if supervisor is None else {**env, SUPERVISOR_VARIABLE: str(supervisor)}
+
+
+def die_with_supervisor() -> None:
+    """The first step of a supervised run that was started without a parent-death signal (the
+    language server's asynchronous start): it dies with the supervisor its environment names.
+    The variable is removed, so that what the run starts is not bound to the supervisor too."""
+    supervisor = os.environ.pop(SUPERVISOR_VARIABLE, "")
+    if supervisor.isdigit():
+        die_with_parent(int(supervisor))
 
 
 def tagged_processes(tag: str) -> list[int]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -16,6 +19,7 @@ from lsp_client import (
     open_new,
     running_server,
     server_pid,
+    start_server,
     wait_for_publication,
     wait_until,
 )
@@ -75,6 +79,21 @@ async def test_cancel_request_kills_a_long_quokka_verify(tmp_path):
         assert await wait_until(lambda: not any(alive(p) for p in pids), 5)
         assert descendants(server_pid(client)) == []
         assert client.published == []
+
+
+async def test_a_server_killed_with_sigkill_takes_its_running_verifier_with_it(tmp_path):
+    client = await start_server(tmp_path, {**FAKE_SETTINGS, "verifyOn": "manual"}, fake=True)
+    try:
+        uri = open_new(client, tmp_path / "slow.c", "// FAKE sleep=60\n" + LINEAR)
+        client.protocol.send_request("quokka/verify", {"textDocument": {"uri": uri}}, msg_id="v-1")
+        assert await wait_until(lambda: started_runs(tmp_path) != [])
+        ((verifier, _),) = started_runs(tmp_path)
+        assert alive(verifier)
+        os.kill(server_pid(client), signal.SIGKILL)
+        assert await wait_until(lambda: not alive(verifier), 5)
+    finally:
+        with contextlib.suppress(Exception):
+            await client.stop()
 
 
 async def test_quokka_verify_returns_the_result_json_and_content_modified_when_superseded(tmp_path):

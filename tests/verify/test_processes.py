@@ -8,6 +8,7 @@ import functools
 import multiprocessing.connection as mpc
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -218,3 +219,35 @@ def test_a_command_is_measured_and_runs_in_a_session_of_its_own() -> None:
     assert ended.cpu_s >= 0.4 and ended.max_rss_mb >= 100 and ended.wall_s >= 0.4
     session, tags = ended.stdout.split(maxsplit=1)
     assert session == "True" and command.tag in tags.split()
+
+
+def test_a_run_dies_with_the_supervisor_its_environment_names() -> None:
+    # the language server starts its verifier without a parent-death signal; the verifier sets it
+    # itself from QUOKKA_SUPERVISOR, and does not pass the variable on
+    child_code = (
+        "import os, time\n"
+        "from quokka.verifier.processes import SUPERVISOR_VARIABLE, die_with_supervisor\n"
+        "die_with_supervisor()\n"
+        "assert SUPERVISOR_VARIABLE not in os.environ\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    supervisor_code = (
+        "import os, subprocess, sys, time\n"
+        "env = {**os.environ, 'QUOKKA_SUPERVISOR': str(os.getpid())}\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {child_code!r}], env=env,\n"
+        "                         stdout=subprocess.PIPE, text=True)\n"
+        "assert child.stdout.readline() == 'ready\\n'\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    supervisor = subprocess.Popen([sys.executable, "-c", supervisor_code], stdout=subprocess.PIPE, text=True)
+    assert supervisor.stdout is not None
+    run = int(supervisor.stdout.readline())
+    assert alive(run)
+    supervisor.kill()
+    supervisor.wait()
+    deadline = time.monotonic() + 5
+    while alive(run) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(run)
