@@ -30,7 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Program, Var, VarDecl
+from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Loop, Program, Var, VarDecl
 from quokka.verifier.printer import c_names, format_expr
 from quokka.verifier.seeds import SeedSource
 
@@ -187,8 +187,7 @@ def _unobserved(program: Program, loop: LoopContext) -> list[Candidate]:
     if found is None:
         return []
     exprs = [*loop_head(found, names).asserted, *after_loop(program, loop.loop.id, names)]
-    exprs += inner_assertions(found, names)
-    exprs += enclosing_guards(program, loop.loop.id, names) + path_facts(program, loop.loop.id, names)
+    exprs += _entry_facts(program, found, names)
     names_c = c_names(program, loop.loop.id)
     unique = {key(e): e for e in exprs}
     return [Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME) for e in unique.values()]
@@ -309,12 +308,17 @@ def _structural(
     atoms = [c for e in head.exits + head.asserted + after for c in comparisons(e)]
     ll, limit = _long_long(program), config.guard_offset_limit
     initial = _initial_values(program, [v for v in assigned_in(loop) if v in loop_vars], at_entry)
-    names = frozenset(loop_vars)
-    entry = enclosing_guards(program, loop_id, names) + path_facts(program, loop_id, names)
-    out = [*head.asserted, *after, *entry, *inner_assertions(loop, names)]
+    out = [*head.asserted, *after, *_entry_facts(program, loop, frozenset(loop_vars))]
     for atom in atoms:
         out += _relations(atom, states, limit, ll) + _unless_initial(atom, states, initial, limit, ll)
     return out
+
+
+def _entry_facts(program: Program, loop: Loop, names: frozenset[str]) -> list[Expr]:
+    """What the text says holds at the loop's head besides its own assertions: the conditions
+    known where it is entered, and the head assertions of the loops directly inside it."""
+    entry = enclosing_guards(program, loop.id, names) + path_facts(program, loop.id, names)
+    return entry + inner_assertions(loop, names)
 
 
 def _initial_values(program: Program, written: Sequence[str], at_entry: Sequence[State]) -> dict[str, Const]:
