@@ -103,11 +103,16 @@ def test_a_diagnostic_of_an_error_renders_as_the_error(error: QuokkaError, expec
     assert diagnostic == expected and diagnostic.reason == str(error)
 
 
+def _verify_json(path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """`quokka verify PATH --json` on `text`, written to `path`."""
+    path.write_text(text)
+    return subprocess.run([sys.executable, "-m", "quokka.verifier.cli", "verify", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_the_cli_bad_input_reads_back_as_a_located_diagnostic(tmp_path: Path) -> None:
     bad = tmp_path / "bad.c"
-    bad.write_text("int main(void) {\n  int x = 1;\n  x = (2 +;\n}\n")
-    proc = subprocess.run([sys.executable, "-m", "quokka.verifier.cli", "verify", str(bad), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = _verify_json(bad, "int main(void) {\n  int x = 1;\n  x = (2 +;\n}\n")
     output = read_verify_output(proc.stdout)
     assert proc.returncode == 2 and isinstance(output, Diagnostic)
     assert (output.file, output.line, output.column, output.kind) == (str(bad), 3, 11, PARSE_ERROR)
@@ -128,9 +133,7 @@ def test_a_result_with_a_cause_reads_back_and_one_without_reads_as_none() -> Non
 
 def test_the_cli_unsupported_feature_is_an_unknown_with_its_located_cause(tmp_path: Path) -> None:
     program = tmp_path / "ptr.c"
-    program.write_text("int main() {\n  int **p = 0;\n  return p[1];\n}\n")
-    proc = subprocess.run([sys.executable, "-m", "quokka.verifier.cli", "verify", str(program), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = _verify_json(program, "int main() {\n  int **p = 0;\n  return p[1];\n}\n")
     output = read_verify_output(proc.stdout)
     assert isinstance(output, Result) and output.verdict is Verdict.UNKNOWN
     message = "unsupported feature: pointer to a pointer (variable p)"
