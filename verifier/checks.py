@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import fpsem
+from . import emit_c, fpsem
 from .definedness import NONDET, ORIGIN
 from .engines import bitblast, bmc, execute, inductive
 from .engines.base import Budget, EngineResult, Status
@@ -14,6 +15,7 @@ from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
 from .minimize import minimal_certificate
 from .printer import format_expr_c_names
+from .properties import UNREACH_CALL
 from .replay import InputDeclaration, ReplayResult, is_nondet_call, replay_inputs, replay_with_compiler
 from .results import Counterexample, InputValue, ProvenInvariant, Result
 from .shrink import shrink
@@ -127,18 +129,23 @@ def _model_only(e: Expr, program: Program) -> bool:
 
 
 def confirm_counterexample(
-    program: Program, result: EngineResult, source: Path | None
+    program: Program, result: EngineResult, source: Path | None, *, compile_ir: bool = False
 ) -> tuple[Counterexample | None, str]:
     """Replay `result.inputs`; a counterexample only when the error is really reached. A path that
     reads an uninitialised local is one only under the nondet reading (`Program.uninitialised`).
     A program with floating point needs the compiled program to reach the error too (gcc's IEEE
-    arithmetic is the reference; the interpreter's alone does not suffice)."""
+    arithmetic is the reference; the interpreter's alone does not suffice). The compiled program
+    is `source`'s; with `compile_ir` and no C file, the IR written as C (`emit_c`)."""
     execution = _interpreter_replay(program, result)
     if isinstance(execution, str):
         return None, execution
     confirmed, notes = ["interpreter"], []
     if source is not None and source.suffix in (".c", ".i"):
-        outcome, detail = _compiler_check(program, execution, source)
+        compiled: tuple[str, str] | None = _compiler_check(program, execution, source)
+    else:
+        compiled = _emitted_check(program, execution) if compile_ir and source is None else None
+    if compiled is not None:
+        outcome, detail = compiled
         if outcome == "rejected":
             return None, detail
         if outcome == "reached":
@@ -153,17 +160,18 @@ def confirm_counterexample(
 
 
 def confirm_smallest(
-    program: Program, result: EngineResult, source: Path | None
+    program: Program, result: EngineResult, source: Path | None, *, compile_ir: bool = False
 ) -> tuple[Counterexample | None, str]:
     """`confirm_counterexample` of `result` with its inputs shrunk (`shrink`), or of `result` as
     found when the shrunk run is not confirmed (say, gcc does not follow it)."""
     if result.inputs is not None:
         smaller = shrink(program, result.inputs)
         if smaller != result.inputs:
-            cex, _ = confirm_counterexample(program, replace(result, inputs=smaller), source)
+            shrunk = replace(result, inputs=smaller)
+            cex, _ = confirm_counterexample(program, shrunk, source, compile_ir=compile_ir)
             if cex is not None:
                 return cex, ""
-    return confirm_counterexample(program, result, source)
+    return confirm_counterexample(program, result, source, compile_ir=compile_ir)
 
 
 def replay_violation(
@@ -204,6 +212,26 @@ def _compiler_check(program: Program, execution: Execution, source: Path) -> tup
         if compiled.arbitrary and program.uninitialised == NONDET:
             return "note", f"gcc replay skipped: {compiled.reason}"
         return "rejected", f"the compiled program cannot follow this path: {compiled.reason}"
+    return _judged(compiled)
+
+
+def _emitted_check(program: Program, execution: Execution) -> tuple[str, str]:
+    """`_compiler_check` for a program without a C file: its IR written as C, every `Havoc` an
+    input in the order the interpreter took them."""
+    try:
+        text = emit_c.program_to_c(program)
+    except emit_c.NotEmittable as exc:
+        return "note", f"gcc replay skipped: the IR has no faithful C form ({exc})"
+    with tempfile.TemporaryDirectory(prefix="quokka-ir-") as folder:
+        c_file = Path(folder) / "program.c"
+        c_file.write_text(text, encoding="utf-8")
+        replayed = replay_with_compiler(
+            c_file, execution.inputs_used, program.data_model, property_name=UNREACH_CALL
+        )
+    return _judged(replayed)
+
+
+def _judged(compiled: ReplayResult) -> tuple[str, str]:
     if compiled.status == "not_reached":
         return "rejected", f"the compiled program did not reach the error: {compiled.detail}"
     if compiled.status == "reached":

@@ -64,8 +64,9 @@ class PortfolioConfig:
     report_grace_s: float = 30.0
 
 
-def _child(name: str, strategy: Strategy, program: Program, deadline: float, setup: ChildSetup,
-           conn: mpc.Connection) -> None:
+def _child(
+    name: str, strategy: Strategy, program: Program, deadline: float, setup: ChildSetup, conn: mpc.Connection
+) -> None:
     # what a solver prints itself (Z3's "ASSERTION VIOLATION ...") must not reach the verifier's
     # standard output, which `--json` owns: a strategy answers through `conn` only
     os.dup2(2, 1)
@@ -226,8 +227,9 @@ class Portfolio:
         if self.config.minimal_certificate:
             with self.recorder.timed("minimal certificate"):
                 invariants = minimal_invariants(self.program, safe)
-        return dataclasses.replace(result, invariants=invariants, overflow_sites=tuple(map(str, sites)),
-                                   time_s=self._elapsed())
+        return dataclasses.replace(
+            result, invariants=invariants, overflow_sites=tuple(map(str, sites)), time_s=self._elapsed()
+        )
 
     def _await_reports(self, result: Result, budget: Budget) -> Result:
         """`result`, with the reports of the `reporting` strategies still running when it was
@@ -303,16 +305,19 @@ class Portfolio:
         if extra is None:
             return None
         self._safe = result
-        return self._result(Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine,
-                            extra=extra)
+        return self._result(
+            Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine, extra=extra
+        )
 
     def _double_checked(self, result: EngineResult) -> dict[str, object] | None:
         """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
         from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
 
         if invariant_free(result) and self.program.loops:
-            return {"double_check": "skipped: a complete unrolling or the one execution has no invariants "
-                                    "for cvc5; it was unrolled or run again, afresh"}
+            return {
+                "double_check": "skipped: a complete unrolling or the one execution has no invariants "
+                "for cvc5; it was unrolled or run again, afresh"
+            }
 
         with self.recorder.timed("double check (cvc5)") as call:
             second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
@@ -324,9 +329,9 @@ class Portfolio:
 
     def _check_unsafe(self, result: EngineResult) -> Result | None:
         with self.recorder.timed("counterexample replay") as call:
-            cex, why = confirm_smallest(
-                self.program, result, self.config.source if self.config.replay_with_compiler else None
-            )
+            compiled = self.config.replay_with_compiler
+            source = self.config.source if compiled else None
+            cex, why = confirm_smallest(self.program, result, source, compile_ir=compiled)
             call.answer = "rejected" if cex is None else "confirmed"
         if cex is None:
             self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))

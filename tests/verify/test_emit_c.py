@@ -1,0 +1,97 @@
+"""The IR written as C (`emit_c`): the compiled check of counterexamples of programs without a C file."""
+
+from __future__ import annotations
+
+import pytest
+from corpus import CORPUS
+from quokka.verifier import emit_c, ir
+from quokka.verifier.builder import ProgramBuilder, add, ge, lt, ne, num
+from quokka.verifier.checks import confirm_counterexample
+from quokka.verifier.engines import bmc
+from quokka.verifier.engines.base import EngineResult, Status
+from quokka.verifier.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.replay import gcc_available
+from quokka.verifier.results import Verdict
+
+needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
+UNSAFE = [e for e in CORPUS if e.expected == "unsafe" and e.witness is not None and e.c_source is None]
+
+
+def _claimed(inputs: tuple[int, ...]) -> EngineResult:
+    return EngineResult("claim", Status.UNSAFE, "claimed", inputs=inputs)
+
+
+@needs_gcc
+@pytest.mark.parametrize("example", UNSAFE, ids=lambda e: e.name)
+def test_every_unsafe_corpus_witness_reaches_the_error_of_the_compiled_ir(example):
+    cex, why = confirm_counterexample(example.program, _claimed(example.witness), None, compile_ir=True)
+    assert cex is not None, why
+    assert cex.confirmed_by == ("interpreter", "gcc"), cex.replay_notes
+
+
+def test_the_corpus_has_unsafe_programs_of_every_control_construct():
+    features = {f for e in UNSAFE for f in e.features}
+    assert len(UNSAFE) >= 15
+    assert {"goto", "break", "continue", "return", "nested", "cast"} <= features
+
+
+@needs_gcc
+def test_a_counterexample_the_compiled_program_does_not_follow_is_rejected(monkeypatch):
+    """If C computed something else than the interpreter, the FALSE would be withdrawn."""
+    example = UNSAFE[0]
+    written = emit_c.program_to_c(example.program)
+    monkeypatch.setattr(emit_c, "program_to_c", lambda program: written.replace("reach_error();", ";"))
+    cex, why = confirm_counterexample(example.program, _claimed(example.witness), None, compile_ir=True)
+    assert cex is None
+    assert "did not reach the error" in why
+
+
+def _counter(limit: int) -> ir.Program:
+    b = ProgramBuilder("counter.c")
+    x, n = b.var("x"), b.var("n")
+    b.havoc(n)
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+    b.check(ne(x, num(limit)))
+    return b.build()
+
+
+@needs_gcc
+def test_the_portfolio_confirms_a_false_of_an_ir_program_by_compiling_it():
+    result = Portfolio(_counter(7), PortfolioConfig(timeout_s=20)).run({"bmc": bmc.check})
+    assert result.verdict is Verdict.FALSE, result.reason
+    assert result.counterexample is not None
+    assert "gcc" in result.counterexample.confirmed_by
+
+
+def test_arithmetic_narrower_than_int_is_not_written_as_c():
+    uchar = ir.int_types("LP64")["unsigned char"]
+    b = ProgramBuilder("narrow.c")
+    c = b.var("c", uchar)
+    b.havoc(c)
+    b.assign(c, add(c, num(1, uchar)))
+    b.check(ne(c, num(0, uchar)))
+    with pytest.raises(emit_c.NotEmittable, match="promotes"):
+        emit_c.program_to_c(b.build())
+
+
+def test_a_havocked_array_is_not_written_as_c():
+    b = ProgramBuilder("array.c")
+    a = b.var("a", ir.ArrayType(ir.INT, 4))
+    b.havoc(a)
+    b.check(lt(ir.Select(a, num(0), ir.INT), num(5)))
+    with pytest.raises(emit_c.NotEmittable, match="havocked"):
+        emit_c.program_to_c(b.build())
+
+
+def test_a_program_that_cannot_be_written_keeps_the_interpreters_confirmation_with_a_note():
+    b = ProgramBuilder("array.c")
+    a = b.var("a", ir.ArrayType(ir.INT, 4))
+    b.havoc(a)
+    b.check(lt(ir.Select(a, num(0), ir.INT), num(5)))
+    cex, why = confirm_counterexample(b.build(), _claimed((9,)), None, compile_ir=True)
+    assert cex is not None, why
+    assert cex.confirmed_by == ("interpreter",)
+    assert any("no faithful C form" in note for note in cex.replay_notes)
