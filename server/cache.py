@@ -1,4 +1,5 @@
-"""Outcomes cached by content hash in a small sqlite file, so that reopening a verified file is instant.
+"""Outcomes cached by content hash in a small sqlite file (a `KeyedTable` of the results store), so
+that reopening a verified file is instant.
 
 The key covers the program text, the verifier's arguments and a fingerprint of the installed verifier
 (its version and its source files' sizes and times), so a changed verifier never serves an old verdict.
@@ -10,19 +11,16 @@ import hashlib
 import importlib.util
 import json
 import os
-import sqlite3
-import time
 from collections.abc import Sequence
-from contextlib import closing
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from quokka.verifier.results import Verdict
+from quokka.verifier.store import KeyedTable
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome
 
-SCHEMA = "CREATE TABLE IF NOT EXISTS outcomes (key TEXT PRIMARY KEY, outcome TEXT NOT NULL, stored REAL)"
 VERIFIER_PACKAGES = ("quokka.verifier", "quokka.invariants")
 
 
@@ -71,33 +69,16 @@ class ResultCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=2.0)
-        connection.execute(SCHEMA)
-        return connection
+        self._table = KeyedTable(path, "outcomes", value="outcome")
 
     def get(self, key: str) -> Outcome | None:
-        try:
-            with closing(self._connect()) as db:
-                row = db.execute("SELECT outcome FROM outcomes WHERE key = ?", (key,)).fetchone()
-        except (sqlite3.Error, OSError):
-            return None
-        if row is None:
+        text = self._table.get(key)
+        if text is None:
             return None
         try:
-            return Outcome.from_json(json.loads(row[0]), from_cache=True)
+            return Outcome.from_json(json.loads(text), from_cache=True)
         except (ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, outcome: Outcome) -> bool:
-        if not cacheable(outcome):
-            return False
-        try:
-            with closing(self._connect()) as db, db:
-                db.execute("INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?)",
-                           (key, json.dumps(outcome.to_json()), time.time()))
-        except (sqlite3.Error, OSError):
-            return False
-        return True
+        return cacheable(outcome) and self._table.put(key, json.dumps(outcome.to_json()))

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from quokka.verifier.cli_args import positive_int, seconds
+from quokka.verifier.store import ResultRow, Store, StoreError
 from rich.console import Console
 
 from .configs import DEFAULT_VERIFIER
-from .store import ResultRow, Store, StoreError
 
 
 def _batch(set_path: Path, db: Path, args: argparse.Namespace, *extra: str) -> list[str]:

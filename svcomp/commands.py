@@ -12,12 +12,12 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from quokka.verifier.errors import QuokkaError
+from quokka.verifier.store import Store
 from rich.console import Console
 
 from . import configs as configs_mod
 from .execution import Limits
 from .runner import Backend, BatchOutcome, BatchSpec, LocalBackend, run_batch
-from .store import Store
 from .summary import paired, published, summarize
 from .tasks import TaskSet, load_tasks
 from .ui import (

@@ -13,6 +13,7 @@ from quokka.invariants.llm.settings import ModelSettings, from_pyproject
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
+from quokka.verifier.store import ResultRow, RunInfo, Store, content_key, now
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -20,7 +21,6 @@ from rich.table import Table
 from . import scores
 from .evalmodel import EvalConfig, Summary, TaskEval, evaluate_task, open_backend, summarize
 from .runner import machine_info, tool_version
-from .store import ResultRow, RunInfo, Store, content_key, now
 from .tasks import Task, load_tasks
 from .ui import print_error, print_table
 

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.processes import Ended, LimitedCommand, ResourceLimits
-
-from .store import now
+from quokka.verifier.store import now
 
 STDERR_TAIL = 4000
 

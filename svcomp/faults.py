@@ -25,7 +25,6 @@ import os
 import random
 import shlex
 import signal
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 from quokka.verifier.processes import tagged_environment, tagged_processes
+from quokka.verifier.store import StoreError, reading
 
 from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, RunningProcess
@@ -321,16 +321,16 @@ def _results(report: Report, db: Path) -> list[Row]:
     if not db.is_file():
         return []
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            check = [r[0] for r in conn.execute("pragma integrity_check").fetchall()]
-            if check != ["ok"]:
-                report.violated("crash", f"{db.name} fails its integrity check: {check[:3]}")
+        with reading(db) as store:
+            problems = store.integrity_problems()
+            if problems:
+                report.violated("crash", f"{db.name} fails its integrity check: {problems[:3]}")
                 return []
-            sql = "select id, run_id, task, status, category, finished_at from results order by id"
-            return [Row(*r) for r in conn.execute(sql).fetchall()]
-    except sqlite3.Error as exc:
+            rows = store.results()
+    except StoreError as exc:
         report.violated("crash", f"{db.name} cannot be read: {exc}")
         return []
+    return [Row(r.id or 0, r.run_id, r.task, r.status, r.category, r.finished_at) for r in rows]
 
 
 def _each_task_once(report: Report, rows: Sequence[Row], tasks: int) -> None:

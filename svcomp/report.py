@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from quokka.verifier.store import ResultRow, RunInfo, Store, StoreError
+
 from .plots import ScatterPoint, cactus_plot, scatter_plot
 from .report_tasks import TASKS_CSS, TASKS_SCRIPT, tasks_html
-from .store import ResultRow, RunInfo, Store, StoreError
 from .summary import Summary, solved_times, summarize
 
 CSV_COLUMNS = (

@@ -34,6 +34,7 @@ from quokka.verifier.results import (
     Verdict,
     read_verify_output,
 )
+from quokka.verifier.store import ResultRow, RunInfo, Store, content_key, now
 from quokka.verifier.witnesses import (
     WitnessError,
     input_file_name,
@@ -47,7 +48,6 @@ from quokka.verifier.witnesses import (
 from . import scores
 from .configs import DEFAULT_VERIFIER, Config
 from .execution import Limits, Outcome, RunningProcess, launch_failure
-from .store import ResultRow, RunInfo, Store, content_key, now
 from .tasks import Task
 
 _TICK_S = 0.25

@@ -6,8 +6,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from quokka.verifier.store import ResultRow, RunInfo
+
 from . import scores
-from .store import ResultRow, RunInfo
 
 SPEEDUP_STEPS = (1.2, 2.0, 10.0)
 

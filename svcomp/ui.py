@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from quokka.verifier.store import ResultRow, RunInfo
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from .store import ResultRow, RunInfo
 from .summary import Paired, PublishedSummary, Summary
 
 _STYLE = {"correct": "green", "wrong": "bold red", "unknown": "yellow", "error": "magenta", "missing": "cyan"}

@@ -2,10 +2,9 @@
 
 - `*.jsonl`: one object per line, `file` (relative to the JSONL's folder), `after_line` (the loop
   keyword's line, `LoopInfo.insert_after_line`), `invariant` (a C expression).
-- `*.sqlite` / `*.db`: a results database of `quokka batch`, read with the stdlib `sqlite3` (this
-  layer may not import `quokka.svcomp`). Relied-on columns of table `results`: `program` (path of
-  the C file), `verdict` ("true" for a proof), `invariants` (JSON list of objects with `line` = the
-  loop keyword's line and `expr`).
+- `*.sqlite` / `*.db`: a results database of `quokka batch`, read through `quokka.verifier.store`:
+  of each result with verdict "true", `program` (path of the C file) and `invariants` (a list of
+  objects with `line` = the loop keyword's line and `expr`).
 - `*.yml` / `*.yaml` / `*.graphml` holding a correctness witness: its `loop_invariant`s, for the C
   file named in the witness (relative to the witness' folder when not absolute).
 - `*.c` / `*.i`: ACSL `loop invariant` annotations of the program itself.
@@ -18,7 +17,6 @@ each of its loops (`dataset build --assertions`).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any
 
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.frontend import find_acsl_invariants, find_assertions, lower
+from quokka.verifier.store import StoreError, reading
 from quokka.verifier.task import read_task
 from quokka.verifier.witnesses import WitnessError, witness_invariants
 
@@ -112,14 +111,13 @@ def read_jsonl(path: Path) -> Iterator[Target]:
 
 def read_results_db(path: Path) -> Iterator[Target]:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            rows = db.execute(
-                "SELECT program, invariants FROM results WHERE verdict = 'true' AND invariants IS NOT NULL"
-            ).fetchall()
-    except sqlite3.Error as exc:
+        with reading(path) as store:
+            rows = store.results()
+    except StoreError as exc:
         raise InputError(None, f"{path}: not a results database of `quokka batch`: {exc}") from exc
-    for program, invariants in rows:
-        yield from targets_of_row(str(program), invariants, path.name)
+    for row in rows:
+        if row.verdict == "true" and row.invariants is not None:
+            yield from targets_of_row(row.program, row.invariants, path.name)
 
 
 def targets_of_row(program: str, invariants: Any, origin: str) -> Iterator[Target]:

@@ -16,10 +16,10 @@ from proctree import alive
 from quokka.svcomp import faults
 from quokka.svcomp.execution import Limits, RunningProcess, run_limited
 from quokka.svcomp.faults import DAMAGES, HARD, FaultTrials, Program, Report, Row, Violation
-from quokka.svcomp.store import Store, StoreError
 from quokka.svcomp.tasks import load_tasks
 from quokka.svcomp.torture import Campaign, Settings
 from quokka.verifier.processes import tagged_processes
+from quokka.verifier.store import Store, StoreError
 from svcomp_helpers import FAKE_VERIFIER
 
 SLOW_TASK = "extern void reach_error(void);\n// SVFAKE sleep=1\nint main(void) { return 0; }\n"

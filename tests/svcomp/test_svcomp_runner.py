@@ -22,9 +22,9 @@ from quokka.svcomp.runner import (
     run_batch,
     task_command,
 )
-from quokka.svcomp.store import RunInfo, Store
 from quokka.svcomp.tasks import load_tasks
 from quokka.verifier.results import BAD_INPUT, Diagnostic
+from quokka.verifier.store import RunInfo, Store
 from svcomp_helpers import FAKE_VERIFIER, make_set
 
 MALFORMED = "malformed verify --json output:"

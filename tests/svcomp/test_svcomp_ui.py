@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from quokka.svcomp.cli import main
-from quokka.svcomp.store import ResultRow, RunInfo
 from quokka.svcomp.summary import summarize
 from quokka.svcomp.ui import print_error, print_table, summary_table
+from quokka.verifier.store import ResultRow, RunInfo
 from rich.console import Console
 from rich.table import Table
 from svcomp_helpers import FAKE_VERIFIER, make_set

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from quokka.invariants.train.families import family_of, split_families
 from quokka.invariants.train.recheck import Checked, check_target, recheck_all
 from quokka.invariants.train.sources import Target, assertion_targets, read_source, targets_of_row
 from quokka.verifier.frontend import lower
+from quokka.verifier.store import ResultRow, RunInfo, Store
 
 ACSL = """extern int __VERIFIER_nondet_int(void);
 void reach_error(void) {}
@@ -74,14 +74,11 @@ def test_sources_acsl_and_results_db(tmp_path: Path) -> None:
     (acsl,) = read_source(c)
     assert check_target(acsl).proven and check_target(acsl).after_line == 8
     db = tmp_path / "r.sqlite"
-    with sqlite3.connect(db) as con:
-        con.execute("CREATE TABLE results (program TEXT, verdict TEXT, invariants TEXT)")
-        con.execute(
-            "INSERT INTO results VALUES (?, 'true', ?)", (str(c), json.dumps([{"line": 8, "expr": "i <= n"}]))
-        )
-        con.execute(
-            "INSERT INTO results VALUES (?, 'unknown', ?)", (str(c), json.dumps([{"line": 8, "expr": "0"}]))
-        )
+    with Store.open(db) as store:
+        run = store.start_run(RunInfo(id=0, signature="s", config="c"))
+        for task, verdict, expr in (("a", "true", "i <= n"), ("b", "unknown", "0")):
+            store.add_result(ResultRow(run.id, task, task, verdict, verdict, "", 0, program=str(c),
+                                       invariants=[{"line": 8, "expr": expr}]))  # fmt: skip
     (row,) = read_source(db)
     assert (row.file, row.after_line, row.invariant) == (c, 8, "i <= n")
 

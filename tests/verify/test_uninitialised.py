@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
-from quokka.svcomp.store import Store
 from quokka.verifier.cli import main
 from quokka.verifier.definedness import NONDET
 from quokka.verifier.errors import InputError
@@ -24,6 +23,7 @@ from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.replay import InputDeclaration, gcc_available, instrument, replay_with_compiler
 from quokka.verifier.results import Counterexample, InputValue, Verdict
+from quokka.verifier.store import Store
 
 CODE2INV_26 = """\
 void assert(int cond) { if (!(cond)) { ERROR : { reach_error(); abort(); } } }

@@ -1,6 +1,7 @@
-"""The one results store: an sqlite database written through sqlite-utils.
+"""The one results store: sqlite databases written through sqlite-utils (the only module that
+imports sqlite), used by batch runs, the editor cache and model evaluation.
 
-Tables:
+Tables of a batch results database:
 
 * `runs`: one row per batch run (configuration, verify arguments, limits, tool version,
   machine, start and end); a run is found again by its `signature`, which is how re-running the
@@ -14,6 +15,8 @@ takes an exclusive lock on `<db>.lock` (released by the OS even when the writer 
 readers (`writer=False`) open the database read-only and never wait for the writer. A writer
 checks the file first (`PRAGMA quick_check`): a damaged store, like any sqlite error later, is a
 one-line `StoreError`, not a traceback.
+
+`KeyedTable` is a table of texts by key in a file of its own (the language server's outcome cache).
 """
 
 from __future__ import annotations
@@ -26,14 +29,16 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from quokka.verifier.errors import QuokkaError
 from sqlite_utils import Database
+
+from .errors import QuokkaError
 
 SCHEMA_VERSION = 1
 _JSON_FIELDS = (
@@ -48,7 +53,7 @@ _JSON_FIELDS = (
 _RUN_JSON_FIELDS = ("verify_args", "verifier", "limits", "sets", "machine", "problems")
 
 
-class StoreError(QuokkaError):  # type: ignore[misc]  # mypy cannot follow the editable install
+class StoreError(QuokkaError):
     """The results store cannot be opened or written."""
 
 
@@ -282,10 +287,17 @@ class Store:
             else:
                 ids = sorted(set(run_ids))
                 marks = ", ".join("?" for _ in ids)
-                rows = self.db.table("results").rows_where(
-                    f"run_id in ({marks})", ids, order_by="run_id, id"
-                )
-            return [_result_from_row(r) for r in rows]
+                rows = self.db.table("results").rows_where(f"run_id in ({marks})", ids, order_by="run_id, id")
+            try:
+                return [_result_from_row(r) for r in rows]
+            except TypeError as exc:  # a `results` table that `quokka batch` did not write
+                raise StoreError(f"{self.path}: not a Quokka results database ({exc})") from exc
+
+    def integrity_problems(self) -> list[str]:
+        """What `PRAGMA integrity_check` finds wrong with the file (none: an empty list)."""
+        with self._reading("check"):
+            found = [str(row[0]) for row in self.db.execute("pragma integrity_check").fetchall()]
+        return [] if found == ["ok"] else found
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -341,8 +353,15 @@ def _create_schema(db: Database) -> None:
     with db.conn:
         db.table("runs").create(_run_columns(), pk="id", if_not_exists=True)
         db.table("sessions").create(
-            {"id": int, "run_id": int, "pid": int, "host": str, "started_at": str, "ended_at": str,
-             "status": str},
+            {
+                "id": int,
+                "run_id": int,
+                "pid": int,
+                "host": str,
+                "started_at": str,
+                "ended_at": str,
+                "status": str,
+            },
             pk="id",
             if_not_exists=True,
         )
@@ -408,3 +427,46 @@ def reading(path: Path) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+class KeyedTable:
+    """A table of texts by key (columns `key`, the text column named by `value`, `stored`: when) in a
+    small sqlite file of its own, opened afresh for each call; every failure to read or write is a
+    miss, never an error."""
+
+    def __init__(self, path: Path, table: str, *, value: str = "text", timeout_s: float = 2.0) -> None:
+        self.path = Path(path)
+        self.table = table
+        self.value = value
+        self.timeout_s = timeout_s
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[Database]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=self.timeout_s)
+        try:
+            db = Database(conn)
+            columns = {"key": str, self.value: str, "stored": float}
+            db.table(self.table).create(columns, pk="key", not_null={self.value}, if_not_exists=True)
+            yield db
+        finally:
+            conn.close()
+
+    def get(self, key: str) -> str | None:
+        """The text stored under `key`; None when there is none or the file cannot be read."""
+        try:
+            with self._open() as db:
+                rows = list(db.table(self.table).rows_where("key = ?", [key], select=f"[{self.value}]"))
+        except (sqlite3.Error, OSError):
+            return None
+        return str(rows[0][self.value]) if rows else None
+
+    def put(self, key: str, text: str) -> bool:
+        """Store `text` under `key` (replacing what was there); False when the file cannot be written."""
+        row = {"key": key, self.value: text, "stored": time.time()}
+        try:
+            with self._open() as db, db.conn:
+                db.table(self.table).insert(row, pk="key", replace=True)
+        except (sqlite3.Error, OSError):
+            return False
+        return True
