@@ -56,7 +56,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--engines",
         help=f"comma-separated, of {','.join(ENGINES)} (default: {','.join(Options().engines)}; "
-        "bitblast starts only for loop-free programs and those computing with bits, fuzz only with a C file)",
+        "bitblast starts only for loop-free programs and those computing with bits, fuzz only with a C file, "
+        "algebra only where a loop asserts a nonlinear equality)",
     )
     parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
     parser.add_argument(

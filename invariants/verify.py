@@ -68,15 +68,16 @@ def resolve_input(path: Path, options: Options) -> tuple[Path, str]:
 
 def _not_applicable(program: Program) -> set[str]:
     """The engines that could only say "not mine" of `program`: no process for them."""
-    from quokka.verifier.engines import bitblast, execute
+    from quokka.verifier.engines import algebra, bitblast, execute
 
     out = set() if bitblast.applies(program) else {"bitblast"}
+    out |= set() if algebra.applies(program) else {"algebra"}
     return out if execute.refusal(program) is None else out | {"execute"}
 
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
-    from quokka.verifier.engines import bitblast, bmc, execute, fuzz, spacer
+    from quokka.verifier.engines import algebra, bitblast, bmc, execute, fuzz, spacer
 
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
@@ -85,6 +86,7 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
         "testing": random_testing(options.seed),
         "fuzz": lambda program, budget: fuzz.check(program, budget, options.seed),
         "execute": execute.check,
+        "algebra": algebra.check,
     }
     return {name: table[name] for name in options.engines if name in table}
 

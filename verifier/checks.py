@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import emit_c, fpsem
 from .definedness import NONDET, ORIGIN
-from .engines import bitblast, bmc, execute, inductive
+from .engines import algebra, bitblast, bmc, execute, inductive
 from .engines.base import Budget, EngineResult, Status
 from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
@@ -36,12 +36,15 @@ def certificate_result(
     again bit-precisely (`bitblast`, a fresh unrolling and solver): exact, and SAFE only when no
     path has undefined behaviour, where both encodings mean the same. So is a program that a
     complete unrolling proved (`unwinding_bound`): unrolled again to the same bound, bit-precisely
-    first, then with integers, each with a fresh solver."""
+    first, then with integers, each with a fresh solver. Polynomial equalities proven by algebra
+    (`algebra`) are proven again, every path afresh: Z3's integers give up on them."""
     bound = unwinding_bound(result)
     if executed(result):
         check = execute.confirm(program, budget)
     elif program.loops and bound is not None:
         check = _unwound_again(program, bound, budget, result.engine == bitblast.ENGINE)
+    elif algebra.algebraic(result):
+        check = algebra.confirm(program, result.invariants, budget)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:

@@ -20,7 +20,9 @@ from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
 
-ENGINES = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "twoquery", "inductive")
+ENGINES = (
+    "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra", "twoquery", "inductive",
+)  # fmt: skip
 DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (
     ("timeout_s", SECONDS),
@@ -58,7 +60,9 @@ class Options:
     # None: nondet for a task file, strict for a C file
     uninitialised: str | None = None
     # bitblast: loop-free programs only; fuzz: when there is a C file to compile
-    engines: tuple[str, ...] = ("houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute")
+    engines: tuple[str, ...] = (
+        "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra"
+    )  # fmt: skip
     proposers: tuple[str, ...] = ("dynamic", "annotations")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096

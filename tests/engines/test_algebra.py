@@ -1,0 +1,134 @@
+"""The algebra engine: polynomial equalities proven by ideal membership, exact or modulo 2**w."""
+
+from __future__ import annotations
+
+import sympy
+from quokka.verifier import ir
+from quokka.verifier.builder import conjunction
+from quokka.verifier.engines import algebra
+from quokka.verifier.engines.algebra import Fact
+from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.frontend import lower_source
+from quokka.verifier.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.results import Verdict
+
+PRELUDE = """
+extern unsigned int __VERIFIER_nondet_uint(void);
+extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) { reach_error(); } }
+void assume_abort_if_not(int c) { if (!c) abort(); }
+"""
+
+# Knuth's factoring loop (SV-COMP nla-digbench), its invariants asserted at the head
+KNUTH_ASSERTIONS = (
+    "d * d * q - 2 * q * d - 4 * r * d + 4 * k * d + 8 * r == 8 * n",
+    "k * t == t * t",
+    "d * d * q - 2 * d * q - 4 * d * r + 4 * d * t + 4 * a * k - 4 * a * t - 8 * n + 8 * r == 0",
+    "d * k - d * t - a * k + a * t == 0",
+)
+KNUTH = """
+    unsigned n, a, r, k, q, d, s, t;
+    n = __VERIFIER_nondet_uint(); a = __VERIFIER_nondet_uint(); s = __VERIFIER_nondet_uint();
+    assume_abort_if_not(n < 536870911u);
+    assume_abort_if_not(a > 2);
+    d = a; r = n % d; t = 0; k = n % (d - 2); q = 4 * (n / (d - 2) - n / d);
+    while (1) {
+        ASSERTIONS
+        if (!((s >= d) && (r != 0))) break;
+        if (2 * r + q < k) { t = r; r = 2 * r - k + q + d + 2; k = t; q = q + 4; d = d + 2; }
+        else if ((2 * r + q >= k) && (2 * r + q < d + k + 2)) { t = r; r = 2 * r - k + q; k = t; d = d + 2; }
+        else if ((2 * r + q >= k) && (2 * r + q >= d + k + 2) && (2 * r + q < 2 * d + k + 4)) {
+            t = r; r = 2 * r - k + q - d - 2; k = t; q = q - 4; d = d + 2;
+        } else { t = r; r = 2 * r - k + q - 2 * d - 4; k = t; q = q - 8; d = d + 2; }
+    }
+"""
+
+
+def program_of(body: str) -> ir.Program:
+    return lower_source(PRELUDE + "int main(void) {\n" + body + "\nreturn 0;\n}\n", "algebra.c")
+
+
+def knuth(assertions: tuple[str, ...] = KNUTH_ASSERTIONS) -> ir.Program:
+    asserted = "\n".join(f"__VERIFIER_assert({a});" for a in assertions)
+    return program_of(KNUTH.replace("ASSERTIONS", asserted))
+
+
+def test_knuths_nonlinear_invariants_over_wrapping_unsigned_values_are_proven():
+    program = knuth()
+    assert algebra.applies(program)
+    result = algebra.check(program, Budget.of(60))
+    assert result.status is Status.SAFE, result.reason
+    assert algebra.algebraic(result)
+    assert algebra.confirm(program, result.invariants, Budget.of(60)).status is Status.SAFE
+
+
+def test_a_perturbed_knuth_invariant_is_never_proven():
+    for k, assertion in enumerate(KNUTH_ASSERTIONS):
+        wrong = assertion.replace("== ", "== 1 + ", 1)
+        mutated = (*KNUTH_ASSERTIONS[:k], wrong, *KNUTH_ASSERTIONS[k + 1 :])
+        result = algebra.check(knuth(mutated), Budget.of(60))
+        assert result.status is Status.UNKNOWN, wrong
+
+
+def test_confirm_rejects_a_certificate_with_an_equality_that_does_not_hold():
+    program = knuth()
+    found = algebra.check(program, Budget.of(60))
+    loop, invariant = next(iter(found.invariants.items()))
+    k, t = (next(v for v in program.variables if v.c_name == name) for name in ("k", "t"))
+    wrong = ir.Binary("==", ir.Var(k.name, k.type), ir.Var(t.name, t.type), ir.INT)  # k == t: not at entry
+    assert (
+        algebra.confirm(program, {loop: conjunction([invariant, wrong])}, Budget.of(60)).status
+        is Status.UNKNOWN
+    )
+    assert algebra.confirm(program, {}, Budget.of(60)).status is Status.UNKNOWN
+    assert algebra.confirm(program, found.invariants, Budget.of(60)).status is Status.SAFE
+
+
+def test_halving_a_doubled_unsigned_value_is_not_proven_equal():
+    """`2*x / 2 == x` fails for x >= 2**31 (the product wraps): no proof."""
+    program = program_of(
+        "unsigned x = __VERIFIER_nondet_uint(); unsigned y = x * x; unsigned i = 0;"
+        "while (i < 3) { __VERIFIER_assert((2 * y) / 2 == x * x); i++; }"
+    )
+    assert algebra.check(program, Budget.of(30)).status is Status.UNKNOWN
+
+
+def test_an_identity_only_modulo_two_to_the_32_is_proven_for_unsigned_and_not_for_int():
+    """n * 4294967295u + n wraps to 0; in mathematical (signed) arithmetic it is not 0."""
+    unsigned = program_of(
+        "unsigned n = __VERIFIER_nondet_uint(); unsigned x = n * 4294967295u; unsigned i = 0;"
+        "while (i < 3) { __VERIFIER_assert(x + n == 0); __VERIFIER_assert(x * i + n * i == 0); i++; }"
+    )
+    assert algebra.check(unsigned, Budget.of(30)).status is Status.SAFE
+    signed = program_of(
+        "long long n = __VERIFIER_nondet_int(); long long x = n * 4294967295LL; long long i = 0;"
+        "while (i < 3) { __VERIFIER_assert(x + n == 0); __VERIFIER_assert(x * i + n * i == 0); i++; }"
+    )
+    assert algebra.check(signed, Budget.of(30)).status is Status.UNKNOWN
+
+
+def test_a_goal_modulo_a_power_of_two_needs_integer_cofactors():
+    x = sympy.Symbol("x")
+    modulus = 1 << 32
+    # 2x == 0 (mod 2**32) does not give x == 0 (x = 2**31); exactly, 2x == 0 gives x == 0
+    assert algebra._combination(Fact(x, modulus), [Fact(2 * x, modulus)]) is None
+    assert algebra._combination(Fact(x, 0), [Fact(2 * x, 0)]) == [sympy.Rational(1, 2)]
+    # a fact modulo 2**32 says nothing exact
+    assert algebra._combination(Fact(x, 0), [Fact(x, modulus)]) is None
+    # an exact fact holds modulo anything
+    (cofactor,) = algebra._combination(Fact(3 * x, modulus), [Fact(x, 0)]) or [None]
+    assert cofactor is not None and (cofactor - 3) % modulus == 0
+
+
+def test_programs_without_nonlinear_loop_equalities_are_not_for_this_engine():
+    linear = program_of("int i = 0; while (i < 10) { __VERIFIER_assert(2 * i >= i); i++; }")
+    assert not algebra.applies(linear)
+
+
+def test_the_portfolio_checks_an_algebraic_certificate_afresh():
+    result = Portfolio(knuth(), PortfolioConfig(timeout_s=60)).run({"algebra": algebra.check})
+    assert result.verdict is Verdict.TRUE, result.reason
+    assert result.decided_by == "algebra"
+    assert len(result.invariants) == 4
