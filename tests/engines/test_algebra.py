@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import sympy
 from quokka.verifier import ir
 from quokka.verifier.builder import conjunction
@@ -9,7 +11,9 @@ from quokka.verifier.engines import algebra
 from quokka.verifier.engines.algebra import Fact
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.frontend import lower_source
+from quokka.verifier.interp import run
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.printer import format_program
 from quokka.verifier.results import Verdict
 
 PRELUDE = """
@@ -132,3 +136,71 @@ def test_the_portfolio_checks_an_algebraic_certificate_afresh():
     assert result.verdict is Verdict.TRUE, result.reason
     assert result.decided_by == "algebra"
     assert len(result.invariants) == 4
+
+
+# ----------------------------------------------------------------------------- differential
+
+
+def _poly(rng: random.Random, names: list[str]) -> dict[tuple[int, ...], int]:
+    """A random polynomial of degree <= 2 over `names`: exponent vector -> coefficient."""
+    terms: dict[tuple[int, ...], int] = {}
+    for _ in range(rng.randint(1, 4)):
+        exps = [0] * len(names)
+        for _ in range(rng.randint(0, 2)):
+            exps[rng.randrange(len(names))] += 1
+        terms[tuple(exps)] = rng.choice([-3, -2, -1, 1, 2, 3, 5])
+    return terms
+
+
+def _c(poly: dict[tuple[int, ...], int], names: list[str], literal: str) -> str:
+    parts = []
+    for exps, coef in poly.items():
+        factors = [f"({coef}{literal})"] + [n for n, e in zip(names, exps, strict=True) for _ in range(e)]
+        parts.append("*".join(factors))
+    return " + ".join(parts)
+
+
+def _shifted(poly: dict[tuple[int, ...], int], names: list[str]) -> str:
+    """F(i+1, x) - F(i, x) written out: `i` replaced by `(i + 1)`, minus F itself."""
+    return " + ".join(
+        "*".join([f"({coef})"] + [("(i + 1)" if n == "i" else n) for n, e in zip(names, exps, strict=True)
+                                  for _ in range(e)])
+        + " - " + "*".join([f"({coef})"] + [n for n, e in zip(names, exps, strict=True) for _ in range(e)])
+        for exps, coef in poly.items()
+    )  # fmt: skip
+
+
+def _random_program(rng: random.Random) -> str:
+    """`y` tracks F(i, x) by differences; the assertion is `y == F` or a perturbation of it."""
+    ty, nondet, literal = rng.choice([("unsigned", "uint", "u"), ("long long", "int", "LL")])
+    names = ["i", "x"]
+    f = _poly(rng, names)
+    asserted = _c(f, names, literal)
+    if rng.random() < 0.5:
+        asserted += f" + ({rng.choice([1, 2, -1])}{literal})*{rng.choice(['i', 'x', 'i*x', '1'])}"
+    start = _c(f, names, literal).replace("i", "0")
+    bounded = "assume_abort_if_not(x < 1000 && x > -1000);" if literal == "LL" else ""
+    step = f"y = y + ({_shifted(f, names)}); i = i + 1;"
+    return (
+        f"{ty} x = __VERIFIER_nondet_{nondet}(); {ty} i = 0; {ty} y = {start}; {bounded}"
+        f"while (i < 4) {{ __VERIFIER_assert(y * 1 == {asserted}); {step} }}"
+    )
+
+
+def test_no_program_the_interpreter_refutes_is_proven():
+    """Random polynomial-tracking loops (unsigned values wrap): whatever algebra proves, no run
+    reaches the error; and it proves a good share of the true ones."""
+    rng = random.Random(20)
+    counts = {"applies": 0, "proven": 0, "refuted": 0}
+    for _ in range(40):
+        program = program_of(_random_program(rng))
+        if not algebra.applies(program):
+            continue
+        safe = algebra.check(program, Budget.of(20)).status is Status.SAFE
+        values = [0, 1, 3, 999, -5, 2**31 - 1, 2**31, 2**32 - 1, *(rng.randrange(2**32) for _ in range(30))]
+        runs = [run(program, (v,)) for v in values]
+        reached = any(r.outcome == "error" and not r.overflows for r in runs)
+        assert not (safe and reached), format_program(program)
+        counts = {"applies": counts["applies"] + 1, "proven": counts["proven"] + safe,
+                  "refuted": counts["refuted"] + reached}  # fmt: skip
+    assert counts["applies"] >= 20 and counts["proven"] >= 10 and counts["refuted"] >= 5, counts
