@@ -23,6 +23,7 @@ portfolio checks afresh with `confirm`.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from ..cfg import Branch, Cfg, Halt, Jump, build_cfg
 from ..ir import (
     ARITH_OPS,
     COMPARE_OPS,
+    INT,
     LOGIC_OPS,
     Assert,
     Assign,
@@ -454,12 +456,30 @@ class _Prover:
 
 
 def _candidates(cfg: Cfg) -> dict[str, list[Expr]]:
-    """Per loop, the equality conjuncts of the assertions inside it (nested loops included)."""
+    """Per loop, the equality conjuncts of the assertions inside it (nested loops included), and
+    the definitions `v == e` of variables assigned once outside every loop (`xy = x*y;`)."""
     out: dict[str, list[Expr]] = {}
+    definitions = _definitions(cfg)
     for loop_id, loop in cfg.loops.items():
         found = [c for b in sorted(loop.blocks) for c in _assert_equalities(cfg, b)]
-        out[loop_id] = list(dict.fromkeys(found))
+        out[loop_id] = list(dict.fromkeys(found + definitions))
     return out
+
+
+def _definitions(cfg: Cfg) -> list[Expr]:
+    """`v == e` of each nonlinear `v = e;` outside every loop, of a variable no loop writes."""
+    in_loops = set().union(*(loop.blocks for loop in cfg.loops.values()))
+    written = {s.target for b in in_loops for s in cfg.blocks[b].stmts if isinstance(s, Assign | Havoc)}
+    outside = [s for b in cfg.blocks if b.id not in in_loops for s in b.stmts if isinstance(s, Assign)]
+    counts = Counter(s.target for s in outside)
+    return [
+        Binary("==", Var(s.target, s.value.type), s.value, INT)
+        for s in outside
+        if s.target not in written
+        and counts[s.target] == 1
+        and _nonlinear(s.value)
+        and not _is_condition(s.value)
+    ]
 
 
 def _assert_equalities(cfg: Cfg, block: int) -> Iterator[Expr]:
