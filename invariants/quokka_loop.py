@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from quokka.verifier.dump import dump_json
-from quokka.verifier.engines import houdini, inductive, twoquery
+from quokka.verifier.engines import algebra, houdini, inductive, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir import Expr, Program
@@ -94,6 +94,9 @@ class QuokkaLoop:
             )
             if not pool.add(self._propose(context, pool, budget)) and last is not None:
                 break
+            algebraic = self._algebra(program, pool, budget)
+            if algebraic is not None:
+                return self._finish(algebraic, pool, last, watch)
             last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
             self._dump(round_no, pool, last)
             if last.result.status is Status.SAFE:
@@ -102,6 +105,16 @@ class QuokkaLoop:
             if budget.expired:
                 break
         return self._two_query(program, pool, last, budget, watch)
+
+    def _algebra(self, program: Program, pool: CandidatePool, budget: Budget) -> EngineResult | None:
+        """The proof by algebra (`algebra`) with the pool's equalities, where some are nonlinear
+        (Z3's integers give up on those): SAFE, or None."""
+        if "algebra" not in self.options.engines or not algebra.nonlinear_equalities(pool.exprs()):
+            return None
+        with budget.recorder.timed("algebra (proposed equalities)") as call:
+            result = algebra.check(program, budget.fraction(0.3), pool.exprs())
+            call.answer = result.status.value
+        return result if result.status is Status.SAFE else None
 
     def _dump(self, round_no: int, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
         """`--dump-dir`'s proposals/roundK.json: every candidate so far, who proposed it, and
@@ -114,13 +127,24 @@ class QuokkaLoop:
             for e, c in candidates.items():
                 why = dropped.get((loop, e))
                 status = "kept" if why is None else f"dropped ({why.obligation})"
-                rows.append({"loop": loop, "invariant": c.text, "proposer": c.proposer, "houdini": status,
-                             "reason": "" if why is None else why.reason})
+                rows.append(
+                    {
+                        "loop": loop,
+                        "invariant": c.text,
+                        "proposer": c.proposer,
+                        "houdini": status,
+                        "reason": "" if why is None else why.reason,
+                    }
+                )
         rejected = [
             {"proposer": c.proposer, "text": c.raw or c.text, "reason": c.rejected} for c in pool.rejected
         ]
-        payload = {"round": round_no, "proved": last.result.status is Status.SAFE, "candidates": rows,
-                   "rejected": rejected}
+        payload = {
+            "round": round_no,
+            "proved": last.result.status is Status.SAFE,
+            "candidates": rows,
+            "rejected": rejected,
+        }
         dump_json(self.options.dump_dir / "proposals", f"round{round_no}.json", payload)
 
     def _propose(self, context: ProposalContext, pool: CandidatePool, budget: Budget) -> list[Candidate]:

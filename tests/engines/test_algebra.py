@@ -7,13 +7,14 @@ import random
 import sympy
 from quokka.verifier import ir
 from quokka.verifier.builder import conjunction
+from quokka.verifier.cfg import build_cfg
 from quokka.verifier.engines import algebra
 from quokka.verifier.engines.algebra import Fact
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.interp import run
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.printer import format_program
+from quokka.verifier.printer import format_expr, format_program
 from quokka.verifier.results import Verdict
 
 PRELUDE = """
@@ -204,3 +205,75 @@ def test_no_program_the_interpreter_refutes_is_proven():
         counts = {"applies": counts["applies"] + 1, "proven": counts["proven"] + safe,
                   "refuted": counts["refuted"] + reached}  # fmt: skip
     assert counts["applies"] >= 20 and counts["proven"] >= 10 and counts["refuted"] >= 5, counts
+
+
+EGCD_INNER = """
+    int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();
+    assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);
+    int a = x, b = y, c = 0, k = 0;
+    while (b != 0) {
+        c = a; k = 0;
+        while (1) {
+            __VERIFIER_assert(a * 1 == k * b + c);
+            if (!(c >= b)) break;
+            c = c - b; k = k + 1;
+        }
+        a = b; b = c;
+    }
+"""
+
+
+def test_a_quantity_the_loop_conserves_and_that_is_zero_on_entry_is_found():
+    """The inner loop keeps c + k*b - a; it is 0 where the loop is entered (c = a, k = 0)."""
+    program = program_of(EGCD_INNER.replace("__VERIFIER_assert(a * 1 == k * b + c);", ""))
+    cfg = build_cfg(program)
+    found = algebra._Prover(cfg, Budget.of(30)).conserved()
+    inner = next(h for h, loop in cfg.loops.items() if loop.parent is not None)
+    assert [format_expr(e) for e in found[inner]] == ["c + k*b == a"]
+    assert algebra.check(program_of(EGCD_INNER), Budget.of(30)).status is Status.SAFE
+
+
+def test_proposed_equalities_are_candidates_and_only_proven_ones_are_kept():
+    """The outer loop of the extended Euclid algorithm needs `b == x*q + y*s`, which no
+    assertion states: given as a proposal, it is proven; a wrong proposal changes nothing."""
+    program = program_of(
+        "int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();"
+        "assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);"
+        "int a = x, b = y, p = 1, q = 0, r = 0, s = 1, c = 0, k = 0, t;"
+        "while (b != 0) { c = a; k = 0;"
+        "  while (1) { __VERIFIER_assert(a == y * r + x * p); if (!(c >= b)) break; c = c - b; k = k + 1; }"
+        "  a = b; b = c; t = p; p = q; q = t - q * k; t = r; r = s; s = t - s * k; }"
+    )
+    assert algebra.check(program, Budget.of(30)).status is Status.UNKNOWN
+    variables = {v.c_name: ir.Var(v.name, v.type) for v in program.variables}
+    x, y, b, q, s = (variables[n] for n in "xybqs")
+    right = ir.Binary("+", ir.Binary("*", x, q, ir.INT), ir.Binary("*", y, s, ir.INT), ir.INT)
+    good = ir.Binary("==", b, right, ir.INT)
+    bad = ir.Binary("==", b, ir.Binary("*", x, q, ir.INT), ir.INT)
+    proposed = {h: [good, bad] for h in build_cfg(program).loops}
+    result = algebra.check(program, Budget.of(60), proposed)
+    assert result.status is Status.SAFE, result.reason
+    shown = [format_expr(e) for inv in result.invariants.values() for e in ir.conjuncts(inv)]
+    assert "b == x*q + y*s" in shown and "b == x*q" not in shown
+    assert algebra.confirm(program, result.invariants, Budget.of(60)).status is Status.SAFE
+
+
+def test_the_quokka_loop_hands_its_proposed_equalities_to_algebra(tmp_path):
+    """Algebra alone lacks the outer loop's `b == x*q + y*s`; the dynamic proposer finds it."""
+    from quokka.invariants.verify import verify_path
+    from quokka.verifier.options import Options
+
+    path = tmp_path / "egcd.c"
+    path.write_text(
+        PRELUDE + "int main(void) {"
+        "int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();"
+        "assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);"
+        "int a = x, b = y, p = 1, q = 0, r = 0, s = 1, c = 0, k = 0, t;"
+        "while (b != 0) { c = a; k = 0;"
+        "  while (1) { __VERIFIER_assert(a == y * r + x * p); if (!(c >= b)) break; c = c - b; k = k + 1; }"
+        "  a = b; b = c; t = p; p = q; q = t - q * k; t = r; r = s; s = t - s * k; }"
+        "return 0; }\n"
+    )
+    result = verify_path(path, Options(timeout_s=60, engines=("houdini", "algebra")))
+    assert result.verdict is Verdict.TRUE, result.reason
+    assert any(inv.source == "dynamic" for inv in result.invariants)

@@ -50,10 +50,13 @@ from ..ir import (
     Unary,
     Var,
     conjuncts,
+    free_vars,
+    stmt_exprs,
     walk,
 )
 from ..properties import NO_OVERFLOW
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
+from .conserved import conserved
 
 ENGINE = "algebra"
 MAX_DEGREE = 2
@@ -61,6 +64,7 @@ MAX_PATHS = 512
 MAX_UNKNOWNS = 1500  # cofactor coefficients of one membership problem
 SOLVE_MS = 5000  # z3's time for one linear system
 RING_OPS = frozenset({"+", "-", "*"})
+Proposed = Mapping[str, Sequence[Expr]]  # candidates per loop id
 
 
 def applies(program: Program) -> bool:
@@ -71,12 +75,16 @@ def applies(program: Program) -> bool:
     return any(_nonlinear(e) for e in _loop_assertion_equalities(build_cfg(program)))
 
 
-def check(program: Program, budget: Budget) -> EngineResult:
-    """SAFE with polynomial-equality invariants, or UNKNOWN (never UNSAFE)."""
+def check(
+    program: Program, budget: Budget, proposed: Mapping[str, Sequence[Expr]] | None = None
+) -> EngineResult:
+    """SAFE with polynomial-equality invariants, or UNKNOWN (never UNSAFE). Besides the program's
+    own equalities, the equality conjuncts of `proposed` (per loop) are candidates."""
     watch = Stopwatch()
     try:
         proof = _Prover(build_cfg(program), budget)
-        invariants = proof.houdini(_candidates(proof.cfg))
+        candidates = _with_proposed(_candidates(proof.cfg), proposed or {})
+        invariants = proof.houdini(_with_proposed(candidates, proof.conserved()))
         failed = proof.unproven_assertion(invariants)
     except _GiveUp as exc:
         return unknown(ENGINE, str(exc), watch.elapsed())
@@ -409,6 +417,17 @@ class _Prover:
         if self.budget.expired:
             raise _GiveUp("timeout")
 
+    def conserved(self) -> dict[str, list[Expr]]:
+        """Per loop, the quantities its body conserves that are zero on entry (`conserved`)."""
+        head = {v: t.poly for v, t in self.paths.head_state.items()}
+        out: dict[str, list[Expr]] = {}
+        for h in self.cfg.loops:
+            ends = [p for p in self.paths.ends if p.end == h]
+            around = [_polys(p.state) for p in ends if p.start == h]
+            into = [_polys(p.state) for p in ends if p.start != h]
+            out[h] = conserved(self.cfg.program, _loop_variables(self.cfg, h), head, around, into)
+        return out
+
     def houdini(self, candidates: Mapping[str, Sequence[Expr]]) -> dict[str, tuple[Expr, ...]]:
         """The largest subset of `candidates` (per loop) that every path preserves."""
         kept = {h: tuple(candidates.get(h, ())) for h in self.cfg.loops}
@@ -455,6 +474,30 @@ class _Prover:
         return _combination(goal, list(dict.fromkeys(facts))) is not None
 
 
+def _polys(state: _State) -> dict[str, Any]:
+    return {v: t.poly for v, t in state.values.items()}
+
+
+def _loop_variables(cfg: Cfg, loop_id: str) -> list[str]:
+    """The variables loop `loop_id` carries: those it assigns, those it reads, then those its
+    enclosing loop assigns (`a` of `c + k*b == a`); not the ones holding a condition or given any
+    value (a nondet call, an uninitialised declaration)."""
+    loop = cfg.loops[loop_id]
+    stmts = [s for b in sorted(loop.blocks) for s in cfg.blocks[b].stmts]
+    ends = [cfg.blocks[b].end for b in sorted(loop.blocks)]
+    conditions = {s.target for s in stmts if isinstance(s, Assign) and _is_condition(s.value)}
+    skip = conditions | {s.target for s in stmts if isinstance(s, Havoc)}
+    exprs = [e for s in stmts for e in stmt_exprs(s)] + [e.cond for e in ends if isinstance(e, Branch)]
+    read = [v for e in exprs for v in sorted(free_vars(e))]
+    outer = _assigned(cfg, loop.parent) if loop.parent is not None else []
+    return [v for v in dict.fromkeys(_assigned(cfg, loop_id) + read + outer) if v not in skip]
+
+
+def _assigned(cfg: Cfg, loop_id: str) -> list[str]:
+    blocks = sorted(cfg.loops[loop_id].blocks)
+    return [s.target for b in blocks for s in cfg.blocks[b].stmts if isinstance(s, Assign)]
+
+
 def _candidates(cfg: Cfg) -> dict[str, list[Expr]]:
     """Per loop, the equality conjuncts of the assertions inside it (nested loops included), and
     the definitions `v == e` of variables assigned once outside every loop (`xy = x*y;`)."""
@@ -464,6 +507,22 @@ def _candidates(cfg: Cfg) -> dict[str, list[Expr]]:
         found = [c for b in sorted(loop.blocks) for c in _assert_equalities(cfg, b)]
         out[loop_id] = list(dict.fromkeys(found + definitions))
     return out
+
+
+def _with_proposed(own: dict[str, list[Expr]], proposed: Proposed) -> dict[str, list[Expr]]:
+    return {h: list(dict.fromkeys(cands + _equalities_of(proposed.get(h, ())))) for h, cands in own.items()}
+
+
+def _equalities_of(exprs: Sequence[Expr]) -> list[Expr]:
+    return [c for e in exprs for c in conjuncts(e) if isinstance(c, Binary) and c.op == "=="]
+
+
+def nonlinear_equalities(candidates: Proposed) -> bool:
+    """Whether some candidate is (or has a conjunct that is) a nonlinear equality."""
+    return any(
+        isinstance(c, Binary) and c.op == "==" and _nonlinear(c)
+        for es in candidates.values() for e in es for c in conjuncts(e)
+    )  # fmt: skip
 
 
 def _definitions(cfg: Cfg) -> list[Expr]:
