@@ -81,6 +81,8 @@ def check(
     """SAFE with polynomial-equality invariants, or UNKNOWN (never UNSAFE). Besides the program's
     own equalities, the equality conjuncts of `proposed` (per loop) are candidates."""
     watch = Stopwatch()
+    if program.property_name == NO_OVERFLOW:
+        return unknown(ENGINE, "a no-overflow program's errors are not assertions")
     try:
         proof = _Prover(build_cfg(program), budget)
         candidates = _with_proposed(_candidates(proof.cfg), proposed or {})
