@@ -8,6 +8,9 @@ Trials take turns until the time is up, each `quokka verify --json` in its own l
 * **mutants** of the `true` tasks of a set: one comparison or constant of one assertion changed;
   a mutant counts only when gcc's build reaches the error on some sampled input, and then it
   must never be proved;
+* **adversarial invariants** (`torture_invariants`): a task with a known verdict verified with a
+  wrong, weak or ill-formed loop invariant given by `--invariant`, an ACSL annotation or a lying
+  correctness witness: the verdict must stay right (or become UNKNOWN);
 * **fuzzed inputs**: a task's program truncated, with a span deleted, a line duplicated, random
   bytes inserted, a number made huge or an expression nested thousands deep. Each must end in a
   verdict or a located one-line error (exit 2), within the time limit, without a traceback;
@@ -37,6 +40,7 @@ from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, run_limited
 from .faults import FaultTrials
 from .tasks import Task
+from .torture_invariants import invariant_trial
 
 BOX = range(-4, 5)  # the inputs of a generated program
 MUTANT_SAMPLES = 60  # random inputs tried on gcc's build of a mutant
@@ -54,6 +58,7 @@ class Counts:
     mutants_tried: int = 0
     mutants: int = 0  # confirmed failing by gcc's build
     fuzz_inputs: int = 0
+    invariants: int = 0  # adversarial invariants given
     faults: int = 0  # faults injected
     verdicts: dict[str, int] = field(default_factory=lambda: {"true": 0, "false": 0, "unknown": 0})
     wrong: int = 0
@@ -114,8 +119,14 @@ def generated_program(rng: random.Random) -> str:
     if rng.random() < 0.6:
         body.append(f"if ({_condition(rng)}) {{ {_update(rng)} }} else {{ {_update(rng)} }}")
     lines.append(f"  for (int i = 0; i < {rng.randint(0, 6)}; i++) {{ {' '.join(body)} }}")
-    claim = rng.choice([_condition(rng), f"x % 2 == {rng.randint(0, 1)} || y != {rng.randint(-3, 3)}",
-                        f"x + y <= {rng.randint(-20, 60)}", f"x != {rng.randint(-10, 10)}"])
+    claim = rng.choice(
+        [
+            _condition(rng),
+            f"x % 2 == {rng.randint(0, 1)} || y != {rng.randint(-3, 3)}",
+            f"x + y <= {rng.randint(-20, 60)}",
+            f"x != {rng.randint(-10, 10)}",
+        ]
+    )
     lines.append(f"  __VERIFIER_assert({claim});")
     return PROLOGUE + "\n".join(lines) + "\n  return 0;\n}\n"
 
@@ -205,6 +216,7 @@ class Campaign:
         self.rng = random.Random(settings.seed)
         self.true_tasks = list(true_tasks)
         self.sources = list(sources)
+        self.known = [t for t in self.sources if t.expected is not None]
         self.counts = Counts()
         self.findings: list[Finding] = []
         self.deadline = time.monotonic() + 60 * settings.minutes
@@ -214,7 +226,7 @@ class Campaign:
 
     def run(self, progress: Callable[[Counts], None] = lambda counts: None) -> Counts:
         trials = [self.generated] + [self.mutant] * bool(self.true_tasks) + [self.fuzz] * bool(self.sources)
-        trials += [self.fault] * self.settings.faults
+        trials += [self.invariant] * bool(self.known) + [self.fault] * self.settings.faults
         try:
             for k in itertools.count():
                 if time.monotonic() >= self.deadline:
@@ -258,6 +270,16 @@ class Campaign:
         self.counts.fuzz_inputs += 1
         self._judge(path, None, task.data_model, what)
 
+    def invariant(self, k: int) -> None:
+        task = self.rng.choice(self.known)
+        model = task.data_model or "LP64"
+        trial = invariant_trial(task.program, model, self.work, self.rng, f"inv{k}_{task.program.name}")
+        if trial is None:
+            return
+        self.counts.invariants += 1
+        truth = Verdict.TRUE if task.expected else Verdict.FALSE
+        self._judge(trial.program, truth, task.data_model, trial.description, trial.args)
+
     def fault(self, k: int) -> None:
         report = self.fault_trials.run(self._faults_run)
         self._faults_run += 1
@@ -280,10 +302,15 @@ class Campaign:
         return built if isinstance(built, CompiledProgram) else None
 
     def _judge(
-        self, path: Path, truth: Verdict | None, data_model: str | None = None, what: str = ""
+        self,
+        path: Path,
+        truth: Verdict | None,
+        data_model: str | None = None,
+        what: str = "",
+        args: Sequence[str] = (),
     ) -> None:
-        """Verify `path`; a wrong verdict (against `truth`), a crash or a hang is a finding."""
-        outcome = self._verify(path, data_model)
+        """Verify `path` (with `args`); a wrong verdict (against `truth`), a crash or a hang is a finding."""
+        outcome = self._verify(path, data_model, args)
         trial = f"{path.name}{f' ({what})' if what else ''}"
         problem = _problem(outcome)
         if problem is not None:
@@ -298,8 +325,15 @@ class Campaign:
             detail = f"{result.verdict.value}, expected {truth.value}: {result.reason}"
             self._found("wrong", trial, detail, path)
 
-    def _verify(self, path: Path, data_model: str | None) -> Outcome:
-        command = [*self.settings.verifier, str(path), "--json", "--timeout", str(self.settings.timeout_s)]
+    def _verify(self, path: Path, data_model: str | None, args: Sequence[str] = ()) -> Outcome:
+        command = [
+            *self.settings.verifier,
+            str(path),
+            "--json",
+            "--timeout",
+            str(self.settings.timeout_s),
+            *args,
+        ]
         if data_model:
             command += ["--data-model", data_model]
         return run_limited(command, Limits.for_timeout(self.settings.timeout_s))

@@ -43,9 +43,12 @@ def torture_command(args: argparse.Namespace) -> int:
 
 
 def _line(counts: Counts, elapsed: float) -> str:
-    return (f"{elapsed:.0f} s: {counts.programs} programs, {counts.mutants} mutants, "
-            f"{counts.fuzz_inputs} fuzz inputs, {counts.faults} faults; wrong {counts.wrong}, "
-            f"crashes {counts.crashes}, hangs {counts.hangs}")
+    return (
+        f"{elapsed:.0f} s: {counts.programs} programs, {counts.mutants} mutants, "
+        f"{counts.fuzz_inputs} fuzz inputs, {counts.invariants} invariants, {counts.faults} faults; "
+        f"wrong {counts.wrong}, "
+        f"crashes {counts.crashes}, hangs {counts.hangs}"
+    )
 
 
 def _print(console: Console, counts: Counts, findings: list[Finding]) -> None:
@@ -54,6 +57,7 @@ def _print(console: Console, counts: Counts, findings: list[Finding]) -> None:
         ("generated programs (truth from gcc)", f"{counts.programs} ({counts.programs_true} true)"),
         ("mutants failing in gcc's build", f"{counts.mutants} of {counts.mutants_tried} tried"),
         ("fuzzed inputs", str(counts.fuzz_inputs)),
+        ("adversarial invariants", str(counts.invariants)),
         ("faults injected", str(counts.faults)),
         ("verdicts", ", ".join(f"{k} {v}" for k, v in counts.verdicts.items())),
         ("wrong verdicts", str(counts.wrong)),

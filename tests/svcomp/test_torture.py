@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from quokka.svcomp.execution import Outcome
+from quokka.svcomp.tasks import Task
 from quokka.svcomp.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
+from quokka.svcomp.torture_invariants import InvariantTrial, invariant_trial
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.replay import gcc_available
+from quokka.verifier.witnesses import witness_invariants
 
 needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
 
@@ -70,3 +73,65 @@ def test_a_verifier_that_always_says_true_is_caught(tmp_path: Path) -> None:
     assert all(f.kind == "wrong" for f in campaign.findings)
     saved = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert any(name.endswith(".c") for name in saved) and any(name.endswith(".txt") for name in saved)
+
+
+FALSE_TASK = """
+extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) reach_error(); }
+int main(void) {
+  int x = __VERIFIER_nondet_int();
+  int i = 0;
+  while (i < 10) {
+    i = i + 1;
+  }
+  __VERIFIER_assert(x != 5);
+  return 0;
+}
+"""
+
+
+def _false_task(tmp_path: Path) -> Task:
+    program = tmp_path / "known_false.c"
+    program.write_text(FALSE_TASK)
+    return Task(str(program), "t/known_false", program, False, "LP64", "known", "t")
+
+
+def test_each_channel_carries_the_guess(tmp_path: Path) -> None:
+    task = _false_task(tmp_path)
+    seen: dict[str, InvariantTrial] = {}
+    for k in range(40):
+        trial = invariant_trial(task.program, "LP64", tmp_path, random.Random(k), f"inv{k}.c")
+        assert trial is not None
+        seen.setdefault(trial.description.split(":")[0], trial)
+    assert set(seen) == {"option", "acsl", "witness"}
+    assert seen["option"].args[0] == "--invariant" and seen["option"].args[1].startswith("8:")
+    annotated = seen["acsl"].program.read_text()
+    assert (
+        "/*@ loop invariant" in annotated
+        and annotated.replace(annotated.splitlines()[7] + "\n", "") == FALSE_TASK
+    )
+    witness = witness_invariants(Path(seen["witness"].args[1]), task.program)
+    assert [w.line for w in witness] == [8]
+
+
+@needs_gcc
+def test_wrong_invariants_never_make_a_verdict_wrong(tmp_path: Path) -> None:
+    campaign = Campaign(Settings(0.3, 4, 5.0, tmp_path / "out", faults=False), [], [_false_task(tmp_path)])
+    counts = campaign.run()
+    assert counts.invariants >= 2 and not counts.failed, campaign.findings
+
+
+@needs_gcc
+def test_a_verifier_that_trusts_the_given_invariant_is_caught(tmp_path: Path) -> None:
+    liar = tmp_path / "liar.py"  # answers TRUE whenever it is given an invariant, else unknown
+    liar.write_text(
+        "import json, sys\n"
+        "flags = any(a in sys.argv for a in ('--invariant', '--witness-in'))\n"
+        "given = flags or 'loop invariant' in open(sys.argv[1]).read()\n"
+        "print(json.dumps({'verdict': 'true' if given else 'unknown', 'reason': 'r', 'file': sys.argv[1]}))\n"
+    )
+    settings = Settings(0.15, 5, 5.0, tmp_path / "out", verifier=(sys.executable, str(liar)), faults=False)
+    campaign = Campaign(settings, [], [_false_task(tmp_path)])
+    campaign.run()
+    assert any(f.kind == "wrong" and "at line 8" in f.trial for f in campaign.findings), campaign.findings
