@@ -3,7 +3,6 @@ consecution valid, other loops taking `true`), checked in parallel and cached in
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
 from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, operands
 from quokka.verifier.meaning import SolverError, always_true
+from quokka.verifier.store import content_key
 
 from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of
@@ -92,16 +92,8 @@ def _is_point(e: Expr) -> bool:
 
 
 def cache_key(target: Target) -> str:
-    h = hashlib.sha256()
-    for part in (
-        RECHECK_VERSION,
-        target.file.read_bytes(),
-        str(target.after_line).encode(),
-        target.line_kind.encode(),
-        target.invariant.encode(),
-    ):
-        h.update(len(part).to_bytes(8, "big") + part)
-    return h.hexdigest()
+    program = target.file.read_bytes()
+    return content_key(RECHECK_VERSION, program, str(target.after_line), target.line_kind, target.invariant)
 
 
 @dataclass(frozen=True)

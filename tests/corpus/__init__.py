@@ -52,9 +52,15 @@ class Example:
     witness: tuple[int, ...] | None = None  # unsafe: inputs that reach the error
 
 
-def _variant(unsafe: bool, name: str, program: ir.Program, features: Iterable[str],
-             invariants: Mapping[str, ir.Expr] | None, witness: tuple[int, ...],
-             unsafe_name: str | None = None) -> Example:
+def _variant(
+    unsafe: bool,
+    name: str,
+    program: ir.Program,
+    features: Iterable[str],
+    invariants: Mapping[str, ir.Expr] | None,
+    witness: tuple[int, ...],
+    unsafe_name: str | None = None,
+) -> Example:
     """The safe example `name`, proved by `invariants`, or (when `unsafe`) the unsafe one, named
     `unsafe_name` (default `name_unsafe`), whose `witness` inputs reach the error."""
     if unsafe:
@@ -115,8 +121,13 @@ class Doubling(NamedTuple):
     n: ir.Var
 
 
-def doubling(file: str, names: str = "xyn", upper: int | None = None, bound_first: bool = False,
-             excess: int | None = None) -> Doubling:
+def doubling(
+    file: str,
+    names: str = "xyn",
+    upper: int | None = None,
+    bound_first: bool = False,
+    excess: int | None = None,
+) -> Doubling:
     """`n` nondet, at least 0 (and at most `upper`); `while (x < n) { x++; y += 2; }`, then
     `assert(y == 2*n)` (`y == 2*n + excess` with `excess`). `names` are those of x, y and n,
     declared in that order or, with `bound_first`, n first."""
@@ -281,8 +292,12 @@ def continue_step(unsafe: bool) -> Example:
     step: ir.Block = (ir.Assign(i.name, add(i, num(1))),)
     b.check(ne(c, num(2)) if unsafe else le(mul(num(2), c), i))
     program = _with_step(b.build(), loop, step)
-    inv = {loop: and_(ge(i, num(0)), and_(le(mul(num(2), c), i), _implies(eq(_mod(i, num(2)), num(1)),
-                                                                         lt(mul(num(2), c), i))))}
+    inv = {
+        loop: and_(
+            ge(i, num(0)),
+            and_(le(mul(num(2), c), i), _implies(eq(_mod(i, num(2)), num(1)), lt(mul(num(2), c), i))),
+        )
+    }
     return _variant(unsafe, "continue_step", program, {"continue", "break"}, inv, (4,))
 
 
@@ -309,8 +324,12 @@ def inlined_return(unsafe: bool) -> Example:
         b.emit(ir.Scope("f", tuple(body)))
         b.assign(x, add(x, num(1)))
     b.check(eq(y, num(5)) if unsafe else eq(y, num(4)))
-    inv = {loop: and_(and_(ge(x, num(0)), le(x, num(5))),
-                      or_(and_(le(x, num(3)), eq(y, x)), and_(gt(x, num(3)), eq(y, sub(x, num(1))))))}
+    inv = {
+        loop: and_(
+            and_(ge(x, num(0)), le(x, num(5))),
+            or_(and_(le(x, num(3)), eq(y, x)), and_(gt(x, num(3)), eq(y, sub(x, num(1))))),
+        )
+    }
     return _variant(unsafe, "inlined_return", b.build(), {"return", "scope", "naive-wrong"}, inv, ())
 
 
@@ -370,10 +389,15 @@ def uchar_wrap_loop(unsafe: bool) -> Example:
         b.assign(n, add(n, num(1)))
     b.check(eq(n, num(5 if unsafe else 6)))
     ci = cast(c, ir.INT)
-    inv = {loop: or_(and_(and_(ge(n, num(0)), le(n, num(5))), eq(ci, add(num(250), n))),
-                     and_(eq(n, num(6)), eq(ci, num(0))))}
-    return _variant(unsafe, "uchar_wrap_loop", b.build(), {"unsigned", "wrap", "cast", "naive-wrong"},
-                    inv, ())
+    inv = {
+        loop: or_(
+            and_(and_(ge(n, num(0)), le(n, num(5))), eq(ci, add(num(250), n))),
+            and_(eq(n, num(6)), eq(ci, num(0))),
+        )
+    }
+    return _variant(
+        unsafe, "uchar_wrap_loop", b.build(), {"unsigned", "wrap", "cast", "naive-wrong"}, inv, ()
+    )
 
 
 def uint_wrap_loop() -> Example:
@@ -400,8 +424,14 @@ def uint_max_plus_one(unsafe: bool) -> Example:
         b.check(gt(y, x))
     else:
         b.if_(eq(x, num(ir.UINT.max, ir.UINT)), (ir.Assert(eq(y, num(0, ir.UINT))),))
-    return _variant(unsafe, "uint_max_plus_one", b.build(), {"unsigned", "wrap", "naive-wrong", "no-loop"},
-                    {}, (ir.UINT.max,))
+    return _variant(
+        unsafe,
+        "uint_max_plus_one",
+        b.build(),
+        {"unsigned", "wrap", "naive-wrong", "no-loop"},
+        {},
+        (ir.UINT.max,),
+    )
 
 
 def ulong_counter() -> Example:
@@ -510,8 +540,13 @@ def euclid_gcd() -> Example:
         b.assign(x, y)
         b.assign(y, t)
     b.check(gt(x, num(0)))
-    return Example("euclid_gcd", b.build(), "safe", frozenset({"modulo", "non-constant-divisor"}),
-                   {loop: and_(gt(x, num(0)), ge(y, num(0)))})
+    return Example(
+        "euclid_gcd",
+        b.build(),
+        "safe",
+        frozenset({"modulo", "non-constant-divisor"}),
+        {loop: and_(gt(x, num(0)), ge(y, num(0)))},
+    )
 
 
 def bitwise_or_loop() -> Example:
@@ -523,8 +558,13 @@ def bitwise_or_loop() -> Example:
         b.assign(s, binop("|", s, num(1)))
         b.assign(i, add(i, num(1)))
     b.check(and_(ge(s, num(0)), le(s, num(1))))
-    return Example("bitwise_or_loop", b.build(), "safe", frozenset({"bitwise"}),
-                   {loop: or_(eq(s, num(0)), eq(s, num(1)))})
+    return Example(
+        "bitwise_or_loop",
+        b.build(),
+        "safe",
+        frozenset({"bitwise"}),
+        {loop: or_(eq(s, num(0)), eq(s, num(1)))},
+    )
 
 
 # ----------------------------------------------------------------------------- arrays
@@ -572,8 +612,9 @@ def assume_blocked() -> Example:
         b.if_(eq(i, num(5)), (ir.Assume(num(0)),))
         b.assign(i, add(i, num(1)))
     b.check(le(i, num(5)))
-    return Example("assume_blocked", b.build(), "safe", frozenset({"assume"}),
-                   {loop: and_(ge(i, num(0)), le(i, num(5)))})
+    return Example(
+        "assume_blocked", b.build(), "safe", frozenset({"assume"}), {loop: and_(ge(i, num(0)), le(i, num(5)))}
+    )
 
 
 def assert_in_loop(unsafe: bool) -> Example:
@@ -584,8 +625,15 @@ def assert_in_loop(unsafe: bool) -> Example:
         b.assign(x, add(x, num(1)))
         b.assign(y, add(y, num(1)))
         b.check(ne(x, num(37)) if unsafe else eq(x, y))
-    return _variant(unsafe, "assert_in_loop", b.build(), {"assert-in-loop", "after-k"},
-                    {loop: eq(x, y)}, (), unsafe_name="assert_in_loop_k37")
+    return _variant(
+        unsafe,
+        "assert_in_loop",
+        b.build(),
+        {"assert-in-loop", "after-k"},
+        {loop: eq(x, y)},
+        (),
+        unsafe_name="assert_in_loop_k37",
+    )
 
 
 def nondet_loop_after_k() -> Example:
@@ -596,8 +644,14 @@ def nondet_loop_after_k() -> Example:
         b.if_break(eq(c, num(0)))
         b.assign(i, add(i, num(1)))
     b.check(lt(i, num(10)))
-    return Example("nondet_loop_after_k", b.build(), "unsafe", frozenset({"after-k", "nondet"}), None,
-                   witness=(1,) * 10 + (0,))
+    return Example(
+        "nondet_loop_after_k",
+        b.build(),
+        "unsafe",
+        frozenset({"after-k", "nondet"}),
+        None,
+        witness=(1,) * 10 + (0,),
+    )
 
 
 def halving(unsafe: bool) -> Example:
@@ -628,40 +682,64 @@ C_EXAMPLES: dict[str, tuple[str, str, frozenset[str], tuple[int, ...] | None]] =
     "c_unsigned_counter": (
         """int main() { unsigned int n = __VERIFIER_nondet_uint(); unsigned int i = 0;
            while (i < n) { i++; } __VERIFIER_assert(i == n); return 0; }""",
-        "safe", frozenset({"c", "unsigned", "counter"}), None),
+        "safe",
+        frozenset({"c", "unsigned", "counter"}),
+        None,
+    ),
     "c_uchar_wrap_unsafe": (
         """int main() { unsigned char c = 250; int k = 0;
            while (c != 0) { c++; k++; } __VERIFIER_assert(k == 5); return 0; }""",
-        "unsafe", frozenset({"c", "unsigned", "wrap", "naive-wrong"}), ()),
+        "unsafe",
+        frozenset({"c", "unsigned", "wrap", "naive-wrong"}),
+        (),
+    ),
     "c_negative_modulo": (
         """int main() { int x = __VERIFIER_nondet_int();
            if (x < 0 && x > -100) { __VERIFIER_assert(x % 2 <= 0 && x / 2 >= x); } return 0; }""",
-        "safe", frozenset({"c", "modulo", "division", "naive-wrong", "no-loop"}), None),
+        "safe",
+        frozenset({"c", "modulo", "division", "naive-wrong", "no-loop"}),
+        None,
+    ),
     "c_for_continue": (
         """int main() { int c = 0;
            for (int i = 0; i < 10; i++) { if (i % 3 == 0) continue; c++; }
            __VERIFIER_assert(c == 6); return 0; }""",
-        "safe", frozenset({"c", "continue"}), None),
+        "safe",
+        frozenset({"c", "continue"}),
+        None,
+    ),
     "c_function_return": (
         """int f(int x) { if (x > 5) return 1; return 0; }
            int main() { int s = 0; for (int i = 0; i < 10; i++) s += f(i);
            __VERIFIER_assert(s == 4); return 0; }""",
-        "safe", frozenset({"c", "return", "scope"}), None),
+        "safe",
+        frozenset({"c", "return", "scope"}),
+        None,
+    ),
     "c_function_return_unsafe": (
         """int f(int x) { if (x > 5) return 1; return 0; }
            int main() { int s = 0; for (int i = 0; i < 10; i++) s += f(i);
            __VERIFIER_assert(s == 5); return 0; }""",
-        "unsafe", frozenset({"c", "return", "scope"}), ()),
+        "unsafe",
+        frozenset({"c", "return", "scope"}),
+        (),
+    ),
     "c_goto_loop": (
         """int main() { int i = 0; int s = 0;
            again: if (i >= 10) goto done; s += 2; i++; goto again;
            done: __VERIFIER_assert(s == 2 * i); return 0; }""",
-        "safe", frozenset({"c", "goto"}), None),
+        "safe",
+        frozenset({"c", "goto"}),
+        None,
+    ),
     "c_goto_loop_unsafe": (
         """int main() { int i = 0; int s = 0;
            again: if (i >= 10) goto done; s += 2; i++; goto again;
            done: __VERIFIER_assert(s == 19); return 0; }""",
-        "unsafe", frozenset({"c", "goto"}), ()),
+        "unsafe",
+        frozenset({"c", "goto"}),
+        (),
+    ),
     "c_goto_cil_break": (
         """int main() { unsigned int m = __VERIFIER_nondet_uint(); int e = 0;
            if (m == 0U) goto return_label;
@@ -669,11 +747,17 @@ C_EXAMPLES: dict[str, tuple[str, str, frozenset[str], tuple[int, ...] | None]] =
            while_0_break: ;
            __VERIFIER_assert(e <= 4);
            return_label: return 0; }""",
-        "safe", frozenset({"c", "goto", "unsigned"}), None),
+        "safe",
+        frozenset({"c", "goto", "unsigned"}),
+        None,
+    ),
     "c_nondet_loop_unsafe": (
         """int main() { int i = 0; while (__VERIFIER_nondet_int()) i++;
            __VERIFIER_assert(i < 3); return 0; }""",
-        "unsafe", frozenset({"c", "nondet", "after-k"}), (1, 1, 1, 0)),
+        "unsafe",
+        frozenset({"c", "nondet", "after-k"}),
+        (1, 1, 1, 0),
+    ),
 }
 
 
@@ -704,16 +788,47 @@ def c_examples() -> tuple[list[Example], list[str]]:
 
 
 def _builders() -> list[Callable[[], Example]]:
-    both = [counter, two_var, sum_squares, nested, continue_step, inlined_return, break_even, uchar_wrap_loop,
-            uint_max_plus_one, trunc_division, trunc_division_loop, bool_normalisation, schar_cast,
-            assert_in_loop, halving, goto_loop, goto_out_of_nested]
+    both = [
+        counter,
+        two_var,
+        sum_squares,
+        nested,
+        continue_step,
+        inlined_return,
+        break_even,
+        uchar_wrap_loop,
+        uint_max_plus_one,
+        trunc_division,
+        trunc_division_loop,
+        bool_normalisation,
+        schar_cast,
+        assert_in_loop,
+        halving,
+        goto_loop,
+        goto_out_of_nested,
+    ]
     out: list[Callable[[], Example]] = []
     for make in both:
         out += [lambda make=make: make(False), lambda make=make: make(True)]
-    return [*out, cohencu, nested_product, nested_break, sequential_loops, early_return_in_loop,
-            uint_wrap_loop, ulong_counter, bool_loop, uchar_counter_cast, bitwise_parity, euclid_gcd,
-            bitwise_or_loop, array_constant_cell,
-            array_fill_unsafe, assume_blocked, nondet_loop_after_k]
+    return [
+        *out,
+        cohencu,
+        nested_product,
+        nested_break,
+        sequential_loops,
+        early_return_in_loop,
+        uint_wrap_loop,
+        ulong_counter,
+        bool_loop,
+        uchar_counter_cast,
+        bitwise_parity,
+        euclid_gcd,
+        bitwise_or_loop,
+        array_constant_cell,
+        array_fill_unsafe,
+        assume_blocked,
+        nondet_loop_after_k,
+    ]
 
 
 _C_EXAMPLES, C_ERRORS = c_examples()
@@ -731,3 +846,16 @@ def twin(example: Example) -> Example | None:
         "assert_in_loop_k37": "assert_in_loop",
     }
     return BY_NAME.get(names.get(example.name, example.name.removesuffix("_unsafe")))
+
+
+def counter_program(target: int) -> ir.Program:
+    """x counts up to a nondet n; the assertion x != target fails after `target` iterations."""
+    b = ProgramBuilder("counter.c")
+    x, n = b.var("x"), b.var("n")
+    b.havoc(n)
+    b.assign(x, num(0))
+    with b.loop():
+        b.if_break(ge(x, n))
+        b.assign(x, add(x, num(1)))
+        b.check(ne(x, num(target)))
+    return b.build()

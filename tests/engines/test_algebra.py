@@ -233,17 +233,21 @@ def test_a_quantity_the_loop_conserves_and_that_is_zero_on_entry_is_found():
     assert algebra.check(program_of(EGCD_INNER), Budget.of(30)).status is Status.SAFE
 
 
+# the extended Euclid algorithm; only the inner loop's a == y*r + x*p is asserted
+EGCD = (
+    "int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();"
+    "assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);"
+    "int a = x, b = y, p = 1, q = 0, r = 0, s = 1, c = 0, k = 0, t;"
+    "while (b != 0) { c = a; k = 0;"
+    "  while (1) { __VERIFIER_assert(a == y * r + x * p); if (!(c >= b)) break; c = c - b; k = k + 1; }"
+    "  a = b; b = c; t = p; p = q; q = t - q * k; t = r; r = s; s = t - s * k; }"
+)
+
+
 def test_proposed_equalities_are_candidates_and_only_proven_ones_are_kept():
     """The outer loop of the extended Euclid algorithm needs `b == x*q + y*s`, which no
     assertion states: given as a proposal, it is proven; a wrong proposal changes nothing."""
-    program = program_of(
-        "int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();"
-        "assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);"
-        "int a = x, b = y, p = 1, q = 0, r = 0, s = 1, c = 0, k = 0, t;"
-        "while (b != 0) { c = a; k = 0;"
-        "  while (1) { __VERIFIER_assert(a == y * r + x * p); if (!(c >= b)) break; c = c - b; k = k + 1; }"
-        "  a = b; b = c; t = p; p = q; q = t - q * k; t = r; r = s; s = t - s * k; }"
-    )
+    program = program_of(EGCD)
     assert algebra.check(program, Budget.of(30)).status is Status.UNKNOWN
     variables = {v.c_name: ir.Var(v.name, v.type) for v in program.variables}
     x, y, b, q, s = (variables[n] for n in "xybqs")
@@ -264,16 +268,7 @@ def test_the_quokka_loop_hands_its_proposed_equalities_to_algebra(tmp_path):
     from quokka.verifier.options import Options
 
     path = tmp_path / "egcd.c"
-    path.write_text(
-        PRELUDE + "int main(void) {"
-        "int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();"
-        "assume_abort_if_not(x >= 1 && y >= 1 && x <= 1000 && y <= 1000);"
-        "int a = x, b = y, p = 1, q = 0, r = 0, s = 1, c = 0, k = 0, t;"
-        "while (b != 0) { c = a; k = 0;"
-        "  while (1) { __VERIFIER_assert(a == y * r + x * p); if (!(c >= b)) break; c = c - b; k = k + 1; }"
-        "  a = b; b = c; t = p; p = q; q = t - q * k; t = r; r = s; s = t - s * k; }"
-        "return 0; }\n"
-    )
+    path.write_text(PRELUDE + "int main(void) {" + EGCD + "return 0; }\n")
     result = verify_path(path, Options(timeout_s=60, engines=("houdini", "algebra")))
     assert result.verdict is Verdict.TRUE, result.reason
     assert any(inv.source == "dynamic" for inv in result.invariants)

@@ -6,6 +6,7 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from corpus import counter_program
 from quokka.verifier import ir
 from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, gt, le, lt, mul, ne, num, or_
 from quokka.verifier.cfg import build_cfg
@@ -66,19 +67,6 @@ def complete(program: ir.Program, **kw: object) -> EngineResult:
             assert r.status is Status.UNKNOWN and "undefined behaviour" in r.reason, r.reason
     assert fresh.status is result.status
     return result
-
-
-def counter_program(target: int) -> ir.Program:
-    """x counts up to a nondet n; the assertion x != target fails after `target` iterations."""
-    b = ProgramBuilder("counter.c")
-    x, n = b.var("x"), b.var("n")
-    b.havoc(n)
-    b.assign(x, num(0))
-    with b.loop():
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-        b.check(ne(x, num(target)))
-    return b.build()
 
 
 # ----------------------------------------------------------------------------- depth

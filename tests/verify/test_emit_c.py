@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from corpus import CORPUS
+from corpus import CORPUS, counter_program
 from quokka.verifier import emit_c, ir
-from quokka.verifier.builder import ProgramBuilder, add, ge, lt, ne, num
+from quokka.verifier.builder import ProgramBuilder, add, lt, ne, num
 from quokka.verifier.checks import confirm_counterexample
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import EngineResult, Status
@@ -46,21 +46,9 @@ def test_a_counterexample_the_compiled_program_does_not_follow_is_rejected(monke
     assert "did not reach the error" in why
 
 
-def _counter(limit: int) -> ir.Program:
-    b = ProgramBuilder("counter.c")
-    x, n = b.var("x"), b.var("n")
-    b.havoc(n)
-    b.assign(x, num(0))
-    with b.loop():
-        b.if_break(ge(x, n))
-        b.assign(x, add(x, num(1)))
-    b.check(ne(x, num(limit)))
-    return b.build()
-
-
 @needs_gcc
 def test_the_portfolio_confirms_a_false_of_an_ir_program_by_compiling_it():
-    result = Portfolio(_counter(7), PortfolioConfig(timeout_s=20)).run({"bmc": bmc.check})
+    result = Portfolio(counter_program(7), PortfolioConfig(timeout_s=20)).run({"bmc": bmc.check})
     assert result.verdict is Verdict.FALSE, result.reason
     assert result.counterexample is not None
     assert "gcc" in result.counterexample.confirmed_by
@@ -77,21 +65,21 @@ def test_arithmetic_narrower_than_int_is_not_written_as_c():
         emit_c.program_to_c(b.build())
 
 
-def test_a_havocked_array_is_not_written_as_c():
+def _havocked_array() -> ir.Program:
     b = ProgramBuilder("array.c")
     a = b.var("a", ir.ArrayType(ir.INT, 4))
     b.havoc(a)
     b.check(lt(ir.Select(a, num(0), ir.INT), num(5)))
+    return b.build()
+
+
+def test_a_havocked_array_is_not_written_as_c():
     with pytest.raises(emit_c.NotEmittable, match="havocked"):
-        emit_c.program_to_c(b.build())
+        emit_c.program_to_c(_havocked_array())
 
 
 def test_a_program_that_cannot_be_written_keeps_the_interpreters_confirmation_with_a_note():
-    b = ProgramBuilder("array.c")
-    a = b.var("a", ir.ArrayType(ir.INT, 4))
-    b.havoc(a)
-    b.check(lt(ir.Select(a, num(0), ir.INT), num(5)))
-    cex, why = confirm_counterexample(b.build(), _claimed((9,)), None, compile_ir=True)
+    cex, why = confirm_counterexample(_havocked_array(), _claimed((9,)), None, compile_ir=True)
     assert cex is not None, why
     assert cex.confirmed_by == ("interpreter",)
     assert any("no faithful C form" in note for note in cex.replay_notes)

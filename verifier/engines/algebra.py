@@ -135,19 +135,16 @@ def _sympy() -> Any:
 
 
 @dataclass(frozen=True)
-class Term:
-    """A value: `poly` equals it exactly (`modulus` 0) or modulo `modulus` (a power of two)."""
+class Modular:
+    """A polynomial taken exactly (`modulus` 0) or modulo `modulus` (a power of two): as a value
+    (a `Term`: the value equals `poly` so) or as a fact (a `Fact`: `poly == 0` so)."""
 
     poly: Any
     modulus: int
 
 
-@dataclass(frozen=True)
-class Fact:
-    """`poly == 0`, exactly (`modulus` 0) or modulo `modulus`."""
-
-    poly: Any
-    modulus: int
+Term = Modular
+Fact = Modular
 
 
 def _divides(m: int, n: int) -> bool:
