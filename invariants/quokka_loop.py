@@ -78,6 +78,7 @@ class QuokkaLoop:
         self.proposers = list(proposers)
         self.options = options
         self.source = source
+        self._algebra_tried: dict[str, list[Expr]] = {}
 
     def run(self, program: Program, budget: Budget) -> EngineResult:
         watch, pool = Stopwatch(), CandidatePool()
@@ -109,10 +110,14 @@ class QuokkaLoop:
     def _algebra(self, program: Program, pool: CandidatePool, budget: Budget) -> EngineResult | None:
         """The proof by algebra (`algebra`) with the pool's equalities, where some are nonlinear
         (Z3's integers give up on those): SAFE, or None."""
-        if "algebra" not in self.options.engines or not algebra.nonlinear_equalities(pool.exprs()):
+        equalities = algebra.equalities_of(pool.exprs())
+        if "algebra" not in self.options.engines or not algebra.nonlinear_equalities(equalities):
             return None
+        if equalities == self._algebra_tried:  # the same candidates fail the same way
+            return None
+        self._algebra_tried = equalities
         with budget.recorder.timed("algebra (proposed equalities)") as call:
-            result = algebra.check(program, budget.fraction(0.3), pool.exprs())
+            result = algebra.check(program, budget.fraction(0.3), equalities)
             call.answer = result.status.value
         return result if result.status is Status.SAFE else None
 

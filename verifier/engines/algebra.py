@@ -85,6 +85,9 @@ def check(
         return unknown(ENGINE, "a no-overflow program's errors are not assertions")
     try:
         proof = _Prover(build_cfg(program), budget)
+        hopeless = proof.hopeless_assertion()
+        if hopeless is not None:
+            return unknown(ENGINE, hopeless, watch.elapsed())
         candidates = _with_proposed(_candidates(proof.cfg), proposed or {})
         invariants = proof.houdini(_with_proposed(candidates, proof.conserved()))
         failed = proof.unproven_assertion(invariants)
@@ -453,6 +456,15 @@ class _Prover:
         goals = self.paths.eval.equalities(candidate, True, state)
         return goals is not None and all(self.member(g, start + state.facts) for g in goals)
 
+    def hopeless_assertion(self) -> str | None:
+        """An assertion no equality could prove (it states none, and no path to it needs an
+        equality false), found before any invariant is looked for; None when there is none."""
+        for path in self.paths.ends:
+            for goal in path.state.goals:
+                if goal.equalities is None and not goal.refutable:
+                    return f"assertion at {goal.stmt.coord}: not a polynomial equality"
+        return None
+
     def unproven_assertion(self, kept: Mapping[str, Sequence[Expr]]) -> str | None:
         """Why some assertion on some path is not proven, or None when all are."""
         for path in self.paths.ends:
@@ -510,6 +522,11 @@ def _candidates(cfg: Cfg) -> dict[str, list[Expr]]:
 
 def _with_proposed(own: dict[str, list[Expr]], proposed: Proposed) -> dict[str, list[Expr]]:
     return {h: list(dict.fromkeys(cands + _equalities_of(proposed.get(h, ())))) for h, cands in own.items()}
+
+
+def equalities_of(candidates: Proposed) -> dict[str, list[Expr]]:
+    """The equality conjuncts of `candidates`, per loop (what algebra can use of them)."""
+    return {h: _equalities_of(es) for h, es in candidates.items()}
 
 
 def _equalities_of(exprs: Sequence[Expr]) -> list[Expr]:
