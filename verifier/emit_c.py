@@ -18,9 +18,10 @@ pointers, and a property whose error is not an `Assert`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import ir
 from .printer import format_expr, format_type_decl
@@ -51,7 +52,11 @@ def program_to_c(program: ir.Program) -> str:
 
 
 def _c_identifier(name: str, index: int) -> str:
-    return f"q{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
+    return f"q{index}_{_sanitized(name)}"
+
+
+def _sanitized(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def _checked_type(decl: ir.VarDecl) -> ir.Type:
@@ -66,20 +71,25 @@ def _checked_type(decl: ir.VarDecl) -> ir.Type:
 
 @dataclass(frozen=True)
 class _Context:
-    """Where a statement is: the innermost loop's step label (None: no step) and scope's end."""
+    """Where a statement is: the innermost loop's step label (None: no step), whether it is in a
+    loop of its function, the number of its `Scope` (0: the outermost) and its nesting depth."""
 
     loop_step: str | None = None
     in_loop: bool = False
-    scope_end: str = "qk_end"
     scope: int = 0
     depth: int = 0
+
+    @property
+    def scope_end(self) -> str:
+        """The label a `Return` jumps to: after its `Scope`, or the end of `main`."""
+        return f"qk_return_{self.scope}" if self.scope else "qk_end"
 
 
 @dataclass
 class _Writer:
     program: ir.Program
     names: dict[str, str]
-    labels: Iterator[int] = field(default_factory=lambda: iter(range(1, 1 << 62)))
+    labels: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def block(self, block: ir.Block, indent: int, ctx: _Context) -> list[str]:
         if ctx.depth > _MAX_DEPTH:
@@ -89,7 +99,7 @@ class _Writer:
     def stmt(self, s: ir.Stmt, indent: int, ctx: _Context) -> list[str]:
         pad = "  " * indent
         if isinstance(s, (ir.If, ir.Loop, ir.Scope)):
-            return self.compound(s, indent, _deeper(ctx))
+            return self.compound(s, indent, replace(ctx, depth=ctx.depth + 1))
         if isinstance(s, (ir.Assign, ir.Havoc)):
             return [pad + line for line in self.update(s)]
         return [pad + self.jump_or_check(s, ctx)]
@@ -102,13 +112,12 @@ class _Writer:
             return [f"{pad}if ({self.expr(s.cond)}) {{", *then, f"{pad}}} else {{", *orelse, f"{pad}}}"]
         if isinstance(s, ir.Loop):
             step = f"qk_step_{next(self.labels)}" if s.step else None
-            inner = _Context(step, True, ctx.scope_end, ctx.scope, ctx.depth)
+            inner = replace(ctx, loop_step=step, in_loop=True)
             body = self.block(s.body, indent + 1, inner)
             rest = [f"{pad}  {step}:;", *self.block(s.step, indent + 1, inner)] if step else []
             return [f"{pad}for (;;) {{", *body, *rest, f"{pad}}}"]
-        number = next(self.labels)
-        inner = _Context(None, False, f"qk_return_{number}", number, ctx.depth)
-        return [f"{pad}{{", *self.block(s.body, indent + 1, inner), f"{pad}}}", f"{pad}qk_return_{number}:;"]
+        inner = replace(ctx, loop_step=None, in_loop=False, scope=next(self.labels))
+        return [f"{pad}{{", *self.block(s.body, indent + 1, inner), f"{pad}}}", f"{pad}{inner.scope_end}:;"]
 
     def jump_or_check(self, s: ir.Stmt, ctx: _Context) -> str:
         if isinstance(s, ir.Assume):
@@ -156,12 +165,8 @@ class _Writer:
         return format_expr(e, self.names)
 
 
-def _deeper(ctx: _Context) -> _Context:
-    return _Context(ctx.loop_step, ctx.in_loop, ctx.scope_end, ctx.scope, ctx.depth + 1)
-
-
 def _label(name: str, ctx: _Context) -> str:
-    return f"qk_label_{ctx.scope}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
+    return f"qk_label_{ctx.scope}_{_sanitized(name)}"
 
 
 def _havoc(target: str, decl: ir.VarDecl) -> str:

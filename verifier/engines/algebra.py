@@ -128,6 +128,11 @@ class _GiveUp(Exception):
     pass
 
 
+def _in_time(budget: Budget) -> None:
+    if budget.expired:
+        raise _GiveUp("timeout")
+
+
 # ----------------------------------------------------------------------------- values and facts
 
 
@@ -329,16 +334,12 @@ class _Paths:
         for loop_id, loop in cfg.loops.items():
             self._walk(loop_id, loop.head, _State(dict(self.head_state)))
 
-    def _tick(self) -> None:
-        if self.budget.expired:
-            raise _GiveUp("timeout")
-
     def _walk(self, start: str | None, block: int, state: _State) -> None:
         stack = [(block, state)]
         while stack:
             if len(self.ends) > MAX_PATHS:
                 raise _GiveUp(f"more than {MAX_PATHS} paths between loop heads")
-            self._tick()
+            _in_time(self.budget)
             b, st = stack.pop()
             if not all(self._step(s, st) for s in self.cfg.blocks[b].stmts):
                 self.ends.append(_PathEnd(start, None, st))  # its goals still count
@@ -384,12 +385,6 @@ def _is_condition(e: Expr) -> bool:
     )
 
 
-def _truth_test(cond: Expr, state: _State) -> bool:
-    """Whether `cond` is `c != 0` or `c == 0` of a condition `c`."""
-    zero_test = isinstance(cond, Binary) and cond.op in ("==", "!=") and _is_zero(cond.right)
-    return zero_test and _boolean(cond.left, state)  # type: ignore[union-attr]
-
-
 def _boolean(e: Expr, state: _State) -> bool:
     """Whether `e` is a condition (or a variable holding one), whose `!= 0` is its truth."""
     return _is_condition(e) or (isinstance(e, Var) and e.name in state.bools)
@@ -414,10 +409,6 @@ class _Prover:
     def __init__(self, cfg: Cfg, budget: Budget) -> None:
         self.cfg, self.budget = cfg, budget
         self.paths = _Paths(cfg, budget)
-
-    def _tick(self) -> None:
-        if self.budget.expired:
-            raise _GiveUp("timeout")
 
     def conserved(self) -> dict[str, list[Expr]]:
         """Per loop, the quantities its body conserves that are zero on entry (`conserved`)."""
@@ -481,7 +472,7 @@ class _Prover:
         return any(all(self.member(g, facts) for g in conj) for conj in goal.refutable)
 
     def member(self, goal: Fact, facts: Sequence[Fact]) -> bool:
-        self._tick()
+        _in_time(self.budget)
         return _combination(goal, list(dict.fromkeys(facts))) is not None
 
 
@@ -535,10 +526,7 @@ def _equalities_of(exprs: Sequence[Expr]) -> list[Expr]:
 
 def nonlinear_equalities(candidates: Proposed) -> bool:
     """Whether some candidate is (or has a conjunct that is) a nonlinear equality."""
-    return any(
-        isinstance(c, Binary) and c.op == "==" and _nonlinear(c)
-        for es in candidates.values() for e in es for c in conjuncts(e)
-    )  # fmt: skip
+    return any(_nonlinear(c) for es in candidates.values() for c in _equalities_of(es))
 
 
 def _definitions(cfg: Cfg) -> list[Expr]:
@@ -563,7 +551,7 @@ def _assert_equalities(cfg: Cfg, block: int) -> Iterator[Expr]:
     for s in cfg.blocks[block].stmts:
         cond = s.value if isinstance(s, Assign) and _is_condition(s.value) else getattr(s, "cond", None)
         if cond is not None:
-            yield from (c for c in conjuncts(cond) if isinstance(c, Binary) and c.op == "==")
+            yield from _equalities_of([cond])
 
 
 def _loop_assertion_equalities(cfg: Cfg) -> list[Expr]:
