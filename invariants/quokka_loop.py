@@ -78,12 +78,12 @@ class QuokkaLoop:
         self.proposers = list(proposers)
         self.options = options
         self.source = source
-        self._algebra_tried: dict[str, list[Expr]] = {}
 
     def run(self, program: Program, budget: Budget) -> EngineResult:
         watch, pool = Stopwatch(), CandidatePool()
         ctis: dict[str, tuple[Mapping[str, int], ...]] = {}
         last: houdini.HoudiniResult | None = None
+        tried: dict[str, list[Expr]] = {}  # the equalities algebra was last given
         for round_no in range(ROUNDS):
             context = ProposalContext(
                 program,
@@ -95,7 +95,9 @@ class QuokkaLoop:
             )
             if not pool.add(self._propose(context, pool, budget)) and last is not None:
                 break
-            algebraic = self._algebra(program, pool, budget)
+            equalities = algebra.equalities_of(pool.exprs())
+            algebraic = self._algebra(program, equalities, budget) if equalities != tried else None
+            tried = equalities  # the same candidates fail the same way
             if algebraic is not None:
                 return self._finish(algebraic, pool, last, watch)
             last = houdini.houdini(program, pool.exprs(), budget.fraction(0.5))
@@ -107,15 +109,13 @@ class QuokkaLoop:
                 break
         return self._two_query(program, pool, last, budget, watch)
 
-    def _algebra(self, program: Program, pool: CandidatePool, budget: Budget) -> EngineResult | None:
+    def _algebra(
+        self, program: Program, equalities: dict[str, list[Expr]], budget: Budget
+    ) -> EngineResult | None:
         """The proof by algebra (`algebra`) with the pool's equalities, where some are nonlinear
         (Z3's integers give up on those): SAFE, or None."""
-        equalities = algebra.equalities_of(pool.exprs())
         if "algebra" not in self.options.engines or not algebra.nonlinear_equalities(equalities):
             return None
-        if equalities == self._algebra_tried:  # the same candidates fail the same way
-            return None
-        self._algebra_tried = equalities
         with budget.recorder.timed("algebra (proposed equalities)") as call:
             result = algebra.check(program, budget.fraction(0.3), equalities)
             call.answer = result.status.value
