@@ -5,6 +5,7 @@ from __future__ import annotations
 from quokka.verifier.results import Counterexample, Result, Verdict
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text  # program text, never markup: `a[k]` would read as a style tag
 
 _STYLE = {Verdict.TRUE: "bold green", Verdict.FALSE: "bold red", Verdict.UNKNOWN: "bold yellow"}
 
@@ -55,7 +56,7 @@ def _invariant_table(result: Result) -> Table:
     for column in ("loop", "line", "invariant", "proposed by", "proved by"):
         table.add_column(column)
     for inv in result.invariants:
-        table.add_row(inv.loop, str(inv.line), inv.expr, inv.source, inv.proved_by)
+        table.add_row(inv.loop, str(inv.line), Text(inv.expr), inv.source, inv.proved_by)
     return table
 
 
@@ -67,7 +68,8 @@ def _claims_table(result: Result) -> Table:
     for column in ("line", "claim", "status", "why"):
         table.add_column(column)
     for c in result.claims:
-        table.add_row(str(c.line), c.expr, f"[{_CLAIM_STYLE.get(c.status, '')}]{c.status}[/]", c.detail())
+        status = f"[{_CLAIM_STYLE.get(c.status, '')}]{c.status}[/]"
+        table.add_row(str(c.line), Text(c.expr), status, Text(c.detail()))
     return table
 
 
@@ -81,7 +83,7 @@ def _print_counterexample(result: Result, console: Console) -> None:
     for column in ("#", "line", "source", "value"):
         table.add_column(column)
     for i, value in enumerate(cex.inputs, 1):
-        table.add_row(str(i), str(value.line), value.origin, value.text)
+        table.add_row(str(i), str(value.line), value.origin, Text(value.text))
     console.print(table)
     if cex.loop_heads or cex.error_state:
         console.print(_trace_table(cex))
@@ -102,8 +104,8 @@ def _trace_table(cex: Counterexample) -> Table:
             table.add_row("...", f"{len(heads) - 2 * TRACE_ENDS} loop-head states elided")
             continue
         loop, iteration, state = head
-        table.add_row(f"loop {loop}, iteration {iteration}", _state(state))
-    table.add_row(f"assertion, line {cex.error_line}", _state(cex.error_state))
+        table.add_row(f"loop {loop}, iteration {iteration}", Text(_state(state)))
+    table.add_row(f"assertion, line {cex.error_line}", Text(_state(cex.error_state)))
     return table
 
 

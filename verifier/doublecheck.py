@@ -253,7 +253,16 @@ class _Exprs:
             return ops.all(parts) if e.op == "&&" else ops.any(parts)
         if isinstance(e, ir.Unary) and e.op == "!":
             return self.truth(e.operand).notTerm()
+        if isinstance(e, ir.Forall):
+            return self._forall(e)
         return ops.op(Kind.DISTINCT, self.value(e), ops.num(0))
+
+    def _forall(self, e: ir.Forall) -> Term:
+        ops, tm = self.ops, self.ops.tm
+        k = tm.mkVar(tm.getIntegerSort(), e.var.name)
+        body = _Exprs(ops, {**self.env, e.var.name: k}).truth(e.body)
+        in_range = ops.all([ops.op(Kind.LEQ, self.value(e.lo), k), ops.op(Kind.LT, k, self.value(e.hi))])
+        return ops.op(Kind.FORALL, ops.op(Kind.VARIABLE_LIST, k), ops.op(Kind.IMPLIES, in_range, body))
 
     def value(self, e: ir.Expr) -> Term:
         ops = self.ops
@@ -262,6 +271,8 @@ class _Exprs:
         if isinstance(e, ir.Var):
             return self.env[e.name]
         if isinstance(e, ir.Binary) and (e.op in _COMPARE or e.op in ("&&", "||")):
+            return ops.as_int(self.truth(e))
+        if isinstance(e, ir.Forall):
             return ops.as_int(self.truth(e))
         if isinstance(e, ir.Unary):
             return self._unary(e)

@@ -255,11 +255,30 @@ class FloatToInt:
     type: IntType
 
 
+@dataclass(frozen=True)
+class Forall:
+    """`1` when `body` is non-zero for every integer `var` with `lo <= var < hi`, else `0`: a bounded
+    universal quantifier, for invariants over array cells (`forall k in [0, i): a[k] == 0`).
+
+    Only invariants hold it, never statements. `var` is bound (its name starts with `BOUND`, which
+    no program variable's does); `lo` and `hi` have its type, and the range is mathematical.
+    """
+
+    var: Var
+    lo: Expr
+    hi: Expr
+    body: Expr
+    type: IntType = INT
+
+
+BOUND = "@"  # the first character of a bound variable's name
+
+
 FloatExpr = FloatConst | FloatUnary | FloatBinary | FloatCompare | ToFloat | FloatToInt
 FLOAT_NODES = (FloatConst, FloatUnary, FloatBinary, FloatCompare, ToFloat, FloatToInt)
 
 Expr = (
-    Const | Var | Unary | Binary | Cast | Ite | Select | Store
+    Const | Var | Unary | Binary | Cast | Ite | Select | Store | Forall
     | FloatConst | FloatUnary | FloatBinary | FloatCompare | ToFloat | FloatToInt
 )
 
@@ -270,6 +289,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
     FloatToInt: ("operand",),
     Binary: ("left", "right"), FloatBinary: ("left", "right"), FloatCompare: ("left", "right"),
     Ite: ("cond", "then", "orelse"), Select: ("array", "index"), Store: ("array", "index", "value"),
+    Forall: ("lo", "hi", "body"),
 }  # fmt: skip
 
 
@@ -326,8 +346,8 @@ def conjuncts(e: Expr) -> list[Expr]:
 
 
 def free_vars(e: Expr) -> frozenset[str]:
-    """The names of the variables `e` reads."""
-    return frozenset(n.name for n in walk(e) if isinstance(n, Var))
+    """The names of the variables `e` reads (bound ones excluded)."""
+    return frozenset(n.name for n in walk(e) if isinstance(n, Var) and not n.name.startswith(BOUND))
 
 
 # ----------------------------------------------------------------------------- statements

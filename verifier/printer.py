@@ -4,8 +4,9 @@ Expressions print as valid C with the fewest parentheses C's precedence allows (
 preserved: `a - (b - c)` keeps its parentheses). Style: no spaces around `*`, `/`, `%`, single
 spaces around every other binary operator, e.g. `z == 6*n + 6 && y == 3*n*n + 3*n + 1`.
 Casts print as `(type)e`, `Ite` as `c ? a : b`, `Select` as `a[i]` (`p->f` when the array is a
-heap field whose name is `->f`), and `Store` as the
-pseudo-call `store(a, i, v)` (the array `a` with element `i` set to `v`).
+heap field whose name is `->f`), `Store` as the
+pseudo-call `store(a, i, v)` (the array `a` with element `i` set to `v`), and `Forall` as ACSL
+does, `\\forall integer k; 0 <= k < i ==> a[k] == 0` (no C form exists).
 
 Constants re-parse as the same value and type: `int` plainly (`-3`; INT_MIN as
 `(-2147483647 - 1)`), other types with a C suffix (`4294967295u`, `5L`, `7uLL`), types
@@ -51,6 +52,8 @@ Names = Mapping[str, str]
 
 
 def _prec(e: ir.Expr) -> int:
+    if isinstance(e, ir.Forall):
+        return 0
     if isinstance(e, (ir.Binary, ir.FloatBinary, ir.FloatCompare)):
         return _BINARY_PREC[e.op]
     if isinstance(e, ir.Ite):
@@ -123,7 +126,7 @@ class _ExprPrinter:
         if isinstance(e, ir.FloatConst):
             return [format_float(e.value, e.type.name)]
         if isinstance(e, ir.Var):
-            return [self.names.get(e.name, e.name)]
+            return [self.names.get(e.name, e.name.removeprefix(ir.BOUND))]
         if isinstance(e, (ir.Binary, ir.FloatBinary, ir.FloatCompare)):
             prec = _BINARY_PREC[e.op]
             op = e.op if e.op in _TIGHT_OPS else f" {e.op} "
@@ -143,6 +146,10 @@ class _ExprPrinter:
             if field.startswith("->"):  # a field array of the heap model (`frontend.memory`)
                 return [*_wrapped(e.index, _prec(e.index) < _POSTFIX), field]
             return [*_wrapped(e.array, _prec(e.array) < _POSTFIX), "[", e.index, "]"]
+        if isinstance(e, ir.Forall):
+            k = e.var.name.removeprefix(ir.BOUND)
+            hi = _wrapped(e.hi, _prec(e.hi) <= _BINARY_PREC["<"])
+            return [f"\\forall integer {k}; ", e.lo, f" <= {k} < ", *hi, " ==> ", e.body]
         if isinstance(e, ir.Store):
             base, chain = ir.store_chain(e)
             return [

@@ -37,6 +37,7 @@ from .ir import (
     Cast,
     Const,
     Expr,
+    Forall,
     IntType,
     Ite,
     Select,
@@ -333,6 +334,8 @@ def _node(e: Expr) -> Expr:
         return _ite(e)
     if isinstance(e, Binary):
         return _binary(e)
+    if isinstance(e, Forall):
+        return Forall(e.var, _display(e.lo), _display(e.hi), _value(e.body))
     return e  # Var, Store
 
 

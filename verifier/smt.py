@@ -16,6 +16,7 @@ run bit-precisely (`smt_bv`: every integer a bit-vector of its type's width).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 
 import z3
@@ -35,6 +36,7 @@ from .ir import (
     FloatToInt,
     FloatType,
     FloatUnary,
+    Forall,
     IntType,
     Ite,
     Select,
@@ -164,6 +166,8 @@ class Translator:
             return z3.Select(self.term(e.array), self._index(e.index))
         if isinstance(e, Store):
             return self._stores(e)
+        if isinstance(e, Forall):
+            return self._truth(self.formula(e), e.type)
         if isinstance(e, FLOAT_NODES):
             return self._float(e)
         raise TypeError(f"not an IR expression: {e!r}")
@@ -182,7 +186,20 @@ class Translator:
             return z3.Not(self.formula(e.operand))
         if isinstance(e, Const):
             return z3.BoolVal(e.value != 0)
+        if isinstance(e, Forall):
+            return self._forall(e)
         return self.term(e) != 0
+
+    def _forall(self, e: Forall) -> z3.BoolRef:
+        """`forall k. lo <= k < hi -> body`, `k` bound (over the same environment otherwise)."""
+        k = self._bound(e.var)
+        inner = copy.copy(self)
+        inner.env = {**self.env, e.var.name: k}
+        in_range = z3.And(self.term(e.lo) <= k, k < self.term(e.hi))
+        return z3.ForAll([k], z3.Implies(in_range, inner.formula(e.body)))
+
+    def _bound(self, var: Var) -> z3.ExprRef:
+        return z3.Int(var.name)
 
     def _float(self, e: FloatExpr) -> z3.ExprRef:
         if isinstance(e, FloatConst):

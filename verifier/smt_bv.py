@@ -17,7 +17,21 @@ from collections.abc import Callable
 
 import z3
 
-from .ir import ArrayType, Binary, Cast, Const, Expr, FloatToInt, FloatType, IntType, ToFloat, Type, Unary
+from .errors import UnsupportedByEngine
+from .ir import (
+    ArrayType,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    FloatToInt,
+    FloatType,
+    Forall,
+    IntType,
+    ToFloat,
+    Type,
+    Unary,
+)
 from .smt import Domain, Env, Translator, float_value, sort_of
 
 INDEX_BITS = 64
@@ -79,6 +93,9 @@ class BitTranslator(Translator):
     def _index(self, e: Expr) -> z3.ExprRef:
         assert isinstance(e.type, IntType)
         return extend(self.term(e), e.type, INDEX_BITS)
+
+    def _forall(self, e: Forall) -> z3.BoolRef:
+        raise UnsupportedByEngine("a quantified invariant has no bit-precise encoding")
 
     def _compare(self, e: Binary) -> z3.BoolRef:
         a, b = self.term(e.left), self.term(e.right)

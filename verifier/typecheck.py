@@ -54,6 +54,7 @@ class _ExprChecker:
             ir.Ite: _ite,
             ir.Select: _select,
             ir.Store: _store,
+            ir.Forall: _forall,
             ir.FloatConst: _float_const,
             ir.FloatUnary: _float_unary,
             ir.FloatBinary: _float_binary,
@@ -88,6 +89,8 @@ class _ExprChecker:
         return e.type
 
     def _var(self, e: ir.Var, _: list[ir.Type]) -> ir.Type:
+        if e.name.startswith(ir.BOUND):  # bound by an enclosing `Forall` (`_forall` checks its type)
+            return e.type
         declared = self.decls.get(e.name)
         _require(declared is not None, f"undeclared variable {e.name}")
         _require(declared == e.type, f"variable {e.name} used as {e.type}, declared {declared}")
@@ -126,6 +129,15 @@ def _cast(e: ir.Cast, sub: list[ir.Type]) -> ir.Type:
 def _ite(e: ir.Ite, sub: list[ir.Type]) -> ir.Type:
     _int(sub[0], "condition of ?:")
     _require(sub[1] == sub[2] == e.type, f"branches of ?: are {sub[1]} and {sub[2]}, result {e.type}")
+    return e.type
+
+
+def _forall(e: ir.Forall, sub: list[ir.Type]) -> ir.Type:
+    _require(e.var.name.startswith(ir.BOUND), f"quantified variable {e.var.name} is not a bound name")
+    bound = _int(e.var.type, "a quantified variable")
+    _require(sub[0] == sub[1] == bound, f"bounds of a quantifier are {sub[0]} and {sub[1]}, variable {bound}")
+    _int(sub[2], "body of a quantifier")
+    _require(e.type == ir.INT, f"a quantifier yields int, not {e.type}")
     return e.type
 
 
@@ -318,3 +330,11 @@ def check_program(program: ir.Program) -> None:
     checker = _StmtChecker(program)
     checker.run(program.body)
     _check_loops(program, checker.loops)
+
+
+def check_expr(e: ir.Expr, decls: Mapping[str, ir.Type]) -> ir.Type:
+    """The type of `e` over variables declared in `decls`; raises `IRTypeError` at its first violation."""
+    try:
+        return _ExprChecker(decls).check(e)
+    except _Fail as exc:
+        raise IRTypeError(None, str(exc)) from exc

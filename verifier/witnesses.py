@@ -177,7 +177,7 @@ def _loop_invariants(
     at several calls) get one invariant: the disjunction of their conjunctions."""
     by_loop: dict[str, list[str]] = {}
     where: dict[str, tuple[int, int]] = {}
-    for inv in (i for i in invariants if not i.model_only):
+    for inv in (i for i in invariants if not i.model_only and _is_c_expression(i.expr)):
         by_loop.setdefault(inv.loop, []).append(inv.expr)
         where[inv.loop] = (inv.line, inv.column or _loop_column(source, inv.line))
     by_place: dict[tuple[int, int], list[str]] = {}
@@ -191,6 +191,12 @@ def _loop_invariants(
             disjuncts = [" && ".join(f"({e})" for e in by_loop[loop]) for loop in sorted(loops)]
             out.append((line, column, " || ".join(f"({d})" for d in disjuncts)))
     return out
+
+
+def _is_c_expression(text: str) -> bool:
+    """Whether a printed invariant is C (format 2.0 has no other): ACSL's quantifiers start with a
+    backslash (`\\forall`), which no C expression without string literals contains."""
+    return "\\" not in text
 
 
 def _invariant_item(locator: _Locator, line: int, column: int, expr: str) -> dict[str, Any]:

@@ -1,0 +1,149 @@
+"""Quantified candidates about array cells: `\\forall integer k; lo <= k < hi ==> P(a[k], k)`.
+
+The properties `P` come from the program text: every comparison that reads a cell `a[v]` at a
+variable index (`a[i] >= low`, in an assertion or anywhere else) and every value stored at one
+(`a[i] = i`), with `v` replaced by the bound `k`. The ranges are what a loop that walks an array
+one cell at a time has covered: from 0, or down to a limit (a variable or positive constant that
+some loop compares a counter with), ending at the loop's counter give or take a cell; and the
+whole `[0, limit)`, for the loops that only read. Houdini keeps what is inductive, and the
+inductive check proves it with Z3's array theory like any other candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from quokka.verifier.ir import (
+    BOUND,
+    INT,
+    ArrayType,
+    Assign,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    Forall,
+    IntType,
+    Loop,
+    Program,
+    Select,
+    Store,
+    Var,
+    stmt_exprs,
+    walk,
+    walk_stmts,
+)
+
+from .structure import assigned_in, comparisons, substitute
+
+OFFSETS = (-1, 0, 1, 2)  # a counter's distance from the edge of the covered range
+BOUND_NAMES = ("k", "j", "m", "q", "idx")
+
+
+def candidates(program: Program, loop: Loop) -> list[Expr]:
+    """The quantified candidates for the head of `loop` (none when no array is in scope)."""
+    scope = {name for _, name in program.loop(loop.id).scope}
+    arrays = {v.name for v in program.variables if isinstance(v.type, ArrayType) and v.name in scope}
+    if not arrays:
+        return []
+    taken = {c for c, _ in program.loop(loop.id).scope}
+    bound = next((n for n in BOUND_NAMES if n not in taken), "k_")
+    counters = _counters(program, loop)
+    limits = _limits(program, _all_counters(program))
+    out: dict[Expr, None] = {}
+    for array, index, body in _properties(program):
+        if array not in arrays:
+            continue
+        ty = index.type
+        assert isinstance(ty, IntType)  # `_variable` finds integer variables only
+        k = Var(BOUND + bound, ty)
+        prop = substitute(body, {index.name: k})
+        for lo, hi in _ranges(counters, limits, ty):
+            out.setdefault(Forall(k, lo, hi, prop), None)
+    return list(out)
+
+
+def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
+    """(array, index variable, property over that variable) from reads and writes of `a[v]`."""
+    for s in walk_stmts(program.body):
+        for e in stmt_exprs(s):
+            for atom in comparisons(e):
+                for node in walk(atom):
+                    if isinstance(node, Select) and isinstance(node.array, Var):
+                        index = _variable(node.index)
+                        if index is not None:
+                            yield node.array.name, index, atom
+        if isinstance(s, Assign) and isinstance(s.value, Store) and isinstance(s.value.array, Var):
+            index = _variable(s.value.index)
+            if index is not None and s.value.array.name == s.target:
+                cell = Select(s.value.array, s.value.index, s.value.value.type)  # type: ignore[arg-type]
+                yield s.target, index, Binary("==", cell, s.value.value, INT)
+
+
+def _variable(e: Expr) -> Var | None:
+    """The integer variable `e` is, under casts that keep its value; else None."""
+    while isinstance(e, Cast) and isinstance(e.operand.type, IntType) and e.type.contains(e.operand.type):
+        e = e.operand
+    return e if isinstance(e, Var) and isinstance(e.type, IntType) else None
+
+
+def _steps(loop: Loop) -> Iterator[tuple[str, int]]:
+    """(variable, c) for each `v = v + c` or `v = v - c` in the loop with a constant c."""
+    for s in walk_stmts(loop.body + loop.step):
+        if not isinstance(s, Assign) or not isinstance(s.value, Binary):
+            continue
+        v = s.value
+        mover = _variable(v.left)
+        if v.op in ("+", "-") and isinstance(v.right, Const) and mover is not None and mover.name == s.target:
+            yield s.target, v.right.value if v.op == "+" else -v.right.value
+
+
+def _counters(program: Program, loop: Loop) -> list[Var]:
+    """The variables `loop` moves by one cell per step (and assigns nothing else to)."""
+    written = assigned_in(loop)
+    steps = dict(_steps(loop))
+    return [Var(n, program.var(n).type) for n in written if abs(steps.get(n, 0)) == 1]
+
+
+def _all_counters(program: Program) -> set[str]:
+    loops = [s for s in walk_stmts(program.body) if isinstance(s, Loop)]
+    return {v.name for loop in loops for v in _counters(program, loop)}
+
+
+def _limits(program: Program, counters: set[str]) -> list[Expr]:
+    """What some comparison holds a counter against: variables other than counters, and
+    positive constants."""
+    out: dict[Expr, None] = {}
+    for s in walk_stmts(program.body):
+        for e in stmt_exprs(s):
+            for atom in comparisons(e):
+                sides = [_variable(atom.left), _variable(atom.right)]
+                if not any(v is not None and v.name in counters for v in sides):
+                    continue
+                for side, var in zip((atom.left, atom.right), sides, strict=True):
+                    if var is not None and var.name not in counters:
+                        out.setdefault(var, None)
+                    elif isinstance(side, Const) and side.value > 0:
+                        out.setdefault(side, None)
+    return list(out)
+
+
+def _ranges(counters: list[Var], limits: list[Expr], ty: IntType) -> Iterator[tuple[Expr, Expr]]:
+    zero = Const(0, ty)
+    ends: list[Expr] = [e for e in limits if e.type == ty and not isinstance(e, Const)]
+    ends += [Const(e.value, ty) for e in limits if isinstance(e, Const) and e.value <= ty.max]
+    for c in (c for c in counters if c.type == ty):
+        for offset in OFFSETS:
+            edge = _plus(c, offset)
+            yield zero, edge
+            for end in ends:
+                yield edge, end
+    for end in ends:
+        yield zero, end
+
+
+def _plus(v: Var, offset: int) -> Expr:
+    assert isinstance(v.type, IntType)
+    if offset == 0:
+        return v
+    return Binary("+" if offset > 0 else "-", v, Const(abs(offset), v.type), v.type)
