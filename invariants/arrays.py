@@ -6,7 +6,8 @@ variable index (`a[i] >= low`, in an assertion or anywhere else) and every value
 one cell at a time has covered: from 0, or down to a limit (a variable or positive constant that
 some loop compares a counter with), ending at the loop's counter give or take a cell; and the
 whole `[0, limit)`, for the loops that only read. Houdini keeps what is inductive, and the
-inductive check proves it with Z3's array theory like any other candidate.
+inductive check proves it with Z3's array theory like any other candidate. The interpreter's
+loop-head states hold no arrays, so nothing filters these candidates before Houdini does.
 """
 
 from __future__ import annotations
@@ -33,11 +34,29 @@ from quokka.verifier.ir import (
     walk,
     walk_stmts,
 )
+from quokka.verifier.printer import c_names, format_expr
 
-from .structure import assigned_in, comparisons, substitute
+from .protocol import Candidate, ProposalContext
+from .structure import assigned_in, comparisons, find_loop, substitute
 
+NAME = "arrays"
 OFFSETS = (-1, 0, 1, 2)  # a counter's distance from the edge of the covered range
 BOUND_NAMES = ("k", "j", "m", "q", "idx")
+
+
+class ArrayProposer:
+    """Proposes `candidates` for every loop with an array in scope."""
+
+    name = NAME
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        out = []
+        for loop in context.loops:
+            found = find_loop(context.program, loop.loop.id)
+            names = c_names(context.program, loop.loop.id)
+            exprs = candidates(context.program, found) if found is not None else []
+            out += [Candidate(loop.loop.id, e, format_expr(e, names, readable=True), NAME) for e in exprs]
+        return out
 
 
 def candidates(program: Program, loop: Loop) -> list[Expr]:

@@ -59,7 +59,11 @@ def register(subparsers: Any) -> None:
         "bitblast starts only for loop-free programs and those computing with bits, fuzz only with a C file, "
         "algebra only where a loop asserts a nonlinear equality)",
     )
-    parser.add_argument("--proposers", help="comma-separated: dynamic,annotations,llm or 'none'")
+    parser.add_argument(
+        "--proposers",
+        help="comma-separated: dynamic (from runs), arrays (quantified, over array cells), annotations "
+        "(your ACSL), llm, or 'none' (default: dynamic,arrays,annotations)",
+    )
     parser.add_argument(
         "--invariant",
         action="append",

@@ -14,12 +14,11 @@ per loop what holds on all of them:
   branch conditions on the way to it and the tests whose other branch ends the run (`if (!(n <=
   N)) return 0;`), the guards of the loops around it, and the head assertions of the loops
   directly inside it (over variables the loop keeps; see `structure`);
-* octagonal bounds and congruences (see `octagon`; a large modulus only as a program constant);
-* quantified facts about the cells of arrays in scope (see `arrays`), from the text alone.
+* octagonal bounds and congruences (see `octagon`; a large modulus only as a program constant).
 
-Each candidate without arrays is re-evaluated with the IR's semantics on the recorded states
-before it is proposed; a loop that no run reached (an earlier loop runs too long) gets the text's
-candidates only. States passed in `ProposalContext.ctis` join the recorded ones. The samples of a program
+Each candidate is re-evaluated with the IR's semantics on the recorded states before it is
+proposed; a loop that no run reached (an earlier loop runs too long) gets the text's candidates
+only. States passed in `ProposalContext.ctis` join the recorded ones. The samples of a program
 are computed once per proposer instance and reused in later rounds; a program that reads no
 input is run once.
 """
@@ -35,7 +34,6 @@ from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Loop, Pr
 from quokka.verifier.printer import c_names, format_expr
 from quokka.verifier.seeds import SeedSource
 
-from . import arrays
 from .canonical import key
 from .evaluate import compile_expr, holds_on
 from .facts import ExprBuilder, Fact, equation, linear, long_long, wide_type
@@ -178,8 +176,7 @@ def infer(
         if k not in seen and holds_on(e, check):
             seen.add(k)
             out.append(Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME))
-    out += [Candidate(loop.loop.id, e, format_expr(e, names_c), NAME) for e in sets]
-    return out + _quantified(program, loop.loop.id)
+    return out + [Candidate(loop.loop.id, e, format_expr(e, names_c), NAME) for e in sets]
 
 
 def _unobserved(program: Program, loop: LoopContext) -> list[Candidate]:
@@ -193,16 +190,7 @@ def _unobserved(program: Program, loop: LoopContext) -> list[Candidate]:
     exprs += _entry_facts(program, found, names)
     names_c = c_names(program, loop.loop.id)
     unique = {key(e): e for e in exprs}
-    out = [Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME) for e in unique.values()]
-    return out + _quantified(program, loop.loop.id)
-
-
-def _quantified(program: Program, loop_id: str) -> list[Candidate]:
-    """The quantified array candidates (`arrays`): the states hold no arrays to check them on."""
-    found = find_loop(program, loop_id)
-    names_c = c_names(program, loop_id)
-    exprs = arrays.candidates(program, found) if found is not None else []
-    return [Candidate(loop_id, e, format_expr(e, names_c, readable=True), NAME) for e in exprs]
+    return [Candidate(loop.loop.id, e, format_expr(e, names_c, readable=True), NAME) for e in unique.values()]
 
 
 def _state_set(loop: LoopContext, states: Sequence[State], cap: int) -> list[Expr]:

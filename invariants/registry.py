@@ -9,7 +9,7 @@ from quokka.verifier.options import Options
 from .llm.settings import ModelSettings
 from .protocol import Proposer
 
-KNOWN = ("dynamic", "annotations", "llm")
+KNOWN = ("dynamic", "arrays", "annotations", "llm")
 AUTO_MODEL = False  # whether an installed quokka-smollm2 joins by default (set from `quokka bench`)
 
 
@@ -69,6 +69,10 @@ def _make(name: str, model: ModelSettings) -> Proposer:
         from .dynamic import DynamicProposer
 
         return DynamicProposer()
+    if name == "arrays":
+        from .arrays import ArrayProposer
+
+        return ArrayProposer()
     if name == "annotations":
         from .annotations import AnnotationProposer
 

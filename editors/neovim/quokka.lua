@@ -11,7 +11,7 @@ vim.filetype.add({ extension = { i = "c" } })
 local settings = vim.tbl_deep_extend("force", {
   timeout = 30, -- seconds per verification
   verifyOn = "save", -- "save" (on open and save), "change" (debounced, on every edit) or "manual"
-  proposers = { "dynamic", "annotations" },
+  proposers = { "dynamic", "arrays", "annotations" },
   showProvenHints = true, -- inlay hints with the proven invariants
   provenDiagnostics = true, -- a quiet Hint on each proven assertion
   -- model = "/path/to/model", endpoint = "http://127.0.0.1:8000/v1", samples = 8, -- "Verify with model"
