@@ -301,7 +301,7 @@ class _Exprs:
             return [(e.left, _VALUE), (e.right, _VALUE)], lambda f: self._arith(e, f[0], f[1])
         if isinstance(e, ir.Unary) and e.op != "!":
             return [(e.operand, _VALUE)], lambda f: self._unary(e, f[0])
-        if isinstance(e, (ir.Binary, ir.Unary)):
+        if isinstance(e, (ir.Binary, ir.Unary, ir.Forall)):
             return [(e, _TRUTH)], lambda f: _as_int(f[0])
         if isinstance(e, ir.Cast):
             return [(e.operand, _VALUE)], lambda f: _cast(e.type, f[0])
@@ -328,6 +328,9 @@ class _Exprs:
         if isinstance(e, ir.Const):
             k = e.value != 0
             return [], lambda _: lambda env: k
+        if isinstance(e, ir.Forall):
+            slot = self.slots[e.var.name]
+            return [(e.lo, _VALUE), (e.hi, _VALUE), (e.body, _TRUTH)], lambda f: _forall(slot, *f)
         return [(e, _VALUE)], lambda f: _nonzero(f[0])
 
     def _store_rule(self, e: ir.Store) -> _Rule:
@@ -421,6 +424,23 @@ def _cast(ty: ir.IntType, a: Fn) -> Fn:
         return lambda env: wrap(a(env), ty)
     lo, hi = ty.min, ty.max
     return lambda env: v if lo <= (v := a(env)) <= hi else wrap(v, ty)
+
+
+def _forall(slot: int, lo: Fn, hi: Fn, body: Pred) -> Pred:
+    """Every k in [lo, hi) satisfies `body`, k in `slot` meanwhile (the slot of a bound variable)."""
+
+    def forall(env: Env) -> bool:
+        saved = env[slot]
+        try:
+            for k in range(lo(env), hi(env)):
+                env[slot] = k
+                if not body(env):
+                    return False
+            return True
+        finally:
+            env[slot] = saved
+
+    return forall
 
 
 def _ite(c: Pred, t: Fn, o: Fn) -> Fn:
@@ -711,7 +731,8 @@ def _havoc_array(slot: int, decl: ir.VarDecl, stmt: ir.Havoc, elem: ir.IntType) 
 
 
 def _compile(program: ir.Program) -> _Compiled:
-    slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
+    names = [d.name for d in program.variables] + _bound_names(program)
+    slots = {name: k + 1 for k, name in enumerate(names)}
     layout = _Layout(program, slots)
     code, coords, start = layout.run()
     ints = [d for d in program.variables if isinstance(d.type, ir.IntType)]
@@ -729,9 +750,15 @@ def _compile(program: ir.Program) -> _Compiled:
         int_values=_getter(int_slots),
         array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.ArrayType)),
         float_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.FloatType)),
-        size=len(program.variables) + 1,
+        size=len(names) + 1,
         sources=tuple(layout.sources),
     )
+
+
+def _bound_names(program: ir.Program) -> list[str]:
+    """The variables that quantifiers in `program` bind (asserted claims may quantify)."""
+    nodes = (n for s in ir.walk_stmts(program.body) for e in ir.stmt_exprs(s) for n in ir.walk(e))
+    return list(dict.fromkeys(n.var.name for n in nodes if isinstance(n, ir.Forall)))
 
 
 def _getter(slots: Sequence[int]) -> Callable[[Env], Sequence[int]]:

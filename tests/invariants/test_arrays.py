@@ -13,7 +13,11 @@ from quokka.invariants.report import print_result
 from quokka.invariants.structure import find_loop
 from quokka.invariants.verify import verify_path
 from quokka.verifier import ir
+from quokka.verifier.builder import ProgramBuilder
+from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import lower_source
+from quokka.verifier.frontend.invariant import find_acsl_invariants, parse_invariant
+from quokka.verifier.interp import run
 from quokka.verifier.options import Options
 from quokka.verifier.printer import format_expr
 from quokka.verifier.results import Verdict
@@ -189,3 +193,72 @@ def test_no_fill_that_some_run_breaks_is_proven_and_most_correct_ones_are(tmp_pa
     true = sum(holds for holds, _ in verdicts)
     proven = sum(v is Verdict.TRUE for _, v in verdicts)
     assert len(verdicts) - true >= 4 and proven >= true - 1, verdicts
+
+
+# ----------------------------------------------------------------------------- written by people
+
+
+def _rewrev_annotated(claim: str) -> str:
+    annotation = f"/*@ loop invariant \\forall integer k; {claim}; */\n        for (i = START"
+    return REWREV.replace("LOW", "2").replace("for (i = START", annotation).replace("START", "SIZE - 2")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\\forall integer k; i + 2 <= k < SIZE ==> a[k] >= low", "i + 2 <= k < SIZE ==> a[k] >= low"),
+        ("\\forall int j; 0 < j <= SIZE - 1 ==> (a[j] >= low)", "1 <= j < SIZE ==> a[j] >= low"),
+    ],
+)
+def test_acsl_quantifiers_parse_into_the_ir(text, shown):
+    program = lower_source(PRELUDE + _rewrev_annotated("0 <= k < 1 ==> 1"), "rewrev.c")
+    e = parse_invariant(text, program, program.loops[0].id)
+    assert isinstance(e, ir.Forall)
+    assert format_expr(e, readable=True).split("; ", 1)[1] == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("\\forall integer k; i <= k ==> a[k] > 0", "the range of a quantifier is written lo <= k < hi"),
+        ("\\forall integer k; i <= k < SIZE a[k] > 0", "needs '==>' after its range"),
+        ("\\forall float k; 0 <= k < 3 ==> a[k] > 0", "needs an integer type, not float"),
+    ],
+)
+def test_malformed_quantifiers_are_located_input_errors(text, message):
+    program = lower_source(PRELUDE + _rewrev_annotated("0 <= k < 1 ==> 1"), "rewrev.c")
+    with pytest.raises(InputError, match=message):
+        parse_invariant(text, program, program.loops[0].id)
+
+
+def test_a_quantified_annotation_is_one_invariant_up_to_its_last_semicolon():
+    text = "/*@ loop invariant \\forall integer k; 0 <= k < i ==> a[k] == 0;\n    loop invariant i >= 0; */"
+    assert find_acsl_invariants(text) == [(2, "\\forall integer k; 0 <= k < i ==> a[k] == 0"), (2, "i >= 0")]
+
+
+@pytest.mark.parametrize(
+    ("claim", "status"),
+    [
+        ("i + 2 <= k < SIZE ==> a[k] >= low", "valid"),
+        ("i + 1 <= k < SIZE ==> a[k] >= low", "refuted"),  # a[i + 1] is not written yet on entry
+        ("0 <= k < SIZE ==> a[k] >= low", "refuted"),
+    ],
+)
+def test_quantified_annotations_are_checked_and_refuted_by_a_replayed_run(tmp_path, claim, status):
+    result = verify(tmp_path, _rewrev_annotated(claim), timeout=20)
+    assert [c.status for c in result.claims] == [status], result.claims
+    if status == "refuted":
+        assert "replayed" in result.claims[0].detail()
+
+
+def test_the_interpreter_evaluates_a_quantifier_over_its_range():
+    for hi, expected in ((2, "exit"), (3, "error")):  # a = {0, 0, 5, 0}: a[2] is not 0
+        b = ProgramBuilder()
+        a = b.var("a", ir.ArrayType(ir.INT, 4))
+        b.assign(a, ir.Store(a, ir.Const(2, ir.INT), ir.Const(5, ir.INT), a.type))
+        b.check(ir.Forall(K, ir.Const(0, ir.INT), ir.Const(hi, ir.INT), _zero(ir.Select(a, K, ir.INT))))
+        assert run(b.build(), ()).outcome == expected
+
+
+def _zero(e: ir.Expr) -> ir.Expr:
+    return ir.Binary("==", e, ir.Const(0, ir.INT), ir.INT)

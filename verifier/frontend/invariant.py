@@ -1,5 +1,8 @@
 """Invariants written in C: `parse_invariant` (expression text -> IR) and ACSL loop annotations.
 
+One ACSL form joins C's: a bounded quantifier over array cells, `\\forall integer k; lo <= k < hi
+==> body` (also `lo < k` and `k <= hi`; `integer` or a C integer type), as `ir.Forall` prints it.
+
 The expression parser is a small precedence-climbing parser (three Python frames per nesting
 level, so 100-deep parenthesised invariants as UAutomizer prints them are fine) that builds
 pycparser AST nodes; their typing goes through the same `ExprLowerer` as `lower`.
@@ -15,7 +18,7 @@ from pycparser.c_parser import Coord as PCoord
 
 from ..cexpr import CTypes
 from ..errors import Coord, InputError, UnsupportedFeature
-from ..ir import Expr, IntType, Program, Stmt
+from ..ir import BOUND, Binary, Cast, Const, Expr, Forall, IntType, Program, Stmt, Var
 from .coords import CoordMap
 from .ctype import STDINT_TYPES, canonical_int_name
 from .expr import ExprLowerer
@@ -237,6 +240,9 @@ def parse_invariant(text: str, program: Program, loop_id: str) -> Expr:
         if word not in names:
             st.scopes.define(word, ConstBinding(value))
     try:
+        quantified = _FORALL.match(text)
+        if quantified is not None:
+            return _lower_forall(st, set(names), program.data_model, quantified)
         node = _Parser(text, set(names), program.data_model).parse()
         return _lower_invariant(st, node)
     except RecursionError:
@@ -259,8 +265,81 @@ def _lower_invariant(st: LowerState, node: Any) -> Expr:
     return expr
 
 
+_FORALL = re.compile(r"\s*\\forall\s+(\w+(?:\s+\w+)*?)\s+([A-Za-z_]\w*)\s*;(.*)", re.S)
+_INTEGER = IntType("long long", 64, True)  # ACSL's `integer`: wide enough for C's bounds up to long long
+
+
+def _lower_forall(st: LowerState, scope: set[str], data_model: str, m: re.Match[str]) -> Expr:
+    """`\\forall T k; lo <= k < hi ==> body` as a `Forall` over `k` of type T (`integer`: long long)."""
+    words, name, rest = m.group(1).split(), m.group(2), m.group(3)
+    ty = _INTEGER if words == ["integer"] else _bound_type(words, data_model)
+    condition, body = _split_at(rest, "==>")
+    lo_text, lo_op, hi_op, hi_text = _range(condition, name)
+    k = Var(BOUND + name, ty)
+    lo = _bound(st, scope, data_model, lo_text, ty, 1 if lo_op == "<" else 0)
+    hi = _bound(st, scope, data_model, hi_text, ty, 1 if hi_op == "<=" else 0)
+    st.scopes.push()
+    st.scopes.define(name, VarBinding(k.name, ty))
+    try:
+        prop = _lower_invariant(st, _Parser(body, scope | {name}, data_model).parse())
+    finally:
+        st.scopes.pop()
+    return Forall(k, lo, hi, prop)
+
+
+def _bound_type(words: list[str], data_model: str) -> IntType:
+    name = canonical_int_name(words)
+    if name is None or name in ("void", "_Bool"):
+        raise _error(f"a quantified variable needs an integer type, not {' '.join(words)}")
+    return CTypes(data_model).named(name)
+
+
+def _error(message: str) -> InputError:
+    return InputError(Coord(INVARIANT_FILE, 1), message)
+
+
+def _tokens(text: str) -> list[tuple[str, int, int, int]]:
+    """(token, start, end, parenthesis depth) for each token of `text`."""
+    out, depth = [], 0
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        depth -= tok in (")", "]")
+        if m.lastgroup != "ws":
+            out.append((tok, m.start(), m.end(), depth))
+        depth += tok in ("(", "[")
+    return out
+
+
+def _split_at(text: str, op: str) -> tuple[str, str]:
+    """`text` cut at its first `op` outside parentheses."""
+    for tok, start, end, depth in _tokens(text):
+        if depth == 0 and tok == op:
+            return text[:start], text[end:]
+    raise _error(f"a quantified invariant needs '{op}' after its range")
+
+
+def _range(text: str, name: str) -> tuple[str, str, str, str]:
+    """`lo OP name OP hi` as (lo, OP, OP, hi), OP being `<` or `<=`."""
+    toks = _tokens(text)
+    for i in range(1, len(toks) - 1):
+        (before, lo_stop, _, _), (tok, _, _, depth), (after, _, hi_start, _) = toks[i - 1 : i + 2]
+        if tok == name and depth == 0 and before in ("<", "<=") and after in ("<", "<="):
+            return text[:lo_stop], before, after, text[hi_start:]
+    raise _error(f"the range of a quantifier is written lo <= {name} < hi")
+
+
+def _bound(st: LowerState, scope: set[str], data_model: str, text: str, ty: IntType, plus: int) -> Expr:
+    e = _lower_invariant(st, _Parser(text, scope, data_model).parse())
+    assert isinstance(e.type, IntType)
+    if not ty.contains(e.type):
+        raise _error(f"a bound of type {e.type} may not fit the quantified {ty}")
+    e = e if e.type == ty else Cast(e, ty)
+    return Binary("+", e, Const(plus, ty), ty) if plus else e
+
+
 _ACSL = re.compile(r"/\*@(.*?)\*/|//@([^\n]*)", re.S)
-_LOOP_INVARIANT = re.compile(r"\bloop\s+invariant\s+([^;]*);")
+# a loop invariant ends at a semicolon, except the one after a quantifier's variable
+_LOOP_INVARIANT = re.compile(r"\bloop\s+invariant\s+((?:\\forall\s[^;]*;)?[^;]*);")
 
 
 def find_acsl_invariants(text: str) -> list[tuple[int, str]]:
