@@ -21,7 +21,7 @@ from .engines.base import Budget
 from .engines.houdini import Dropped, HoudiniResult, houdini
 from .errors import Coord
 from .interp import run
-from .ir import Assert, Block, Expr, Program
+from .ir import Assert, Block, Expr, Program, bounded_recursion
 from .results import ClaimReport, Counterexample
 from .transform import at_loop_heads
 
@@ -56,6 +56,9 @@ def check_claims(
     open_claims = [c for c in claims if reports[c].status != VALID]
     for claim, cex in _refute(program, open_claims, budget).items():
         reports[claim] = _refuted(claim, cex)
+    bounded = bounded_recursion(program)
+    if bounded is not None:  # proven of the inlined calls only
+        reports = {c: _report(c, UNKNOWN, bounded) if r.status == VALID else r for c, r in reports.items()}
     return tuple(reports[c] for c in claims)
 
 

@@ -256,7 +256,7 @@ class _Exprs:
     compile (evaluating them may still hit the limit; `run` reports that as "limit").
     """
 
-    def __init__(self, slots: Mapping[str, int], file: str) -> None:
+    def __init__(self, slots: dict[str, int], file: str) -> None:
         self.slots = slots
         self.coord = Coord(file, 0, 0)
 
@@ -329,7 +329,7 @@ class _Exprs:
             k = e.value != 0
             return [], lambda _: lambda env: k
         if isinstance(e, ir.Forall):
-            slot = self.slots[e.var.name]
+            slot = self.slots.setdefault(e.var.name, len(self.slots) + 1)
             return [(e.lo, _VALUE), (e.hi, _VALUE), (e.body, _TRUTH)], lambda f: _forall(slot, *f)
         return [(e, _VALUE)], lambda f: _nonzero(f[0])
 
@@ -525,7 +525,7 @@ class _Layout:
     loop's is that instruction itself.
     """
 
-    def __init__(self, program: ir.Program, slots: Mapping[str, int]) -> None:
+    def __init__(self, program: ir.Program, slots: dict[str, int]) -> None:
         self.cfg = build_cfg(program)
         self.decls = {d.name: d for d in program.variables}
         self.slots = slots
@@ -731,9 +731,8 @@ def _havoc_array(slot: int, decl: ir.VarDecl, stmt: ir.Havoc, elem: ir.IntType) 
 
 
 def _compile(program: ir.Program) -> _Compiled:
-    names = [d.name for d in program.variables] + _bound_names(program)
-    slots = {name: k + 1 for k, name in enumerate(names)}
-    layout = _Layout(program, slots)
+    slots = {d.name: k + 1 for k, d in enumerate(program.variables)}
+    layout = _Layout(program, slots)  # adds a slot for each quantified variable it compiles
     code, coords, start = layout.run()
     ints = [d for d in program.variables if isinstance(d.type, ir.IntType)]
     int_slots = [slots[d.name] for d in ints]
@@ -750,15 +749,9 @@ def _compile(program: ir.Program) -> _Compiled:
         int_values=_getter(int_slots),
         array_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.ArrayType)),
         float_slots=tuple(slots[d.name] for d in program.variables if isinstance(d.type, ir.FloatType)),
-        size=len(names) + 1,
+        size=len(slots) + 1,
         sources=tuple(layout.sources),
     )
-
-
-def _bound_names(program: ir.Program) -> list[str]:
-    """The variables that quantifiers in `program` bind (asserted claims may quantify)."""
-    nodes = (n for s in ir.walk_stmts(program.body) for e in ir.stmt_exprs(s) for n in ir.walk(e))
-    return list(dict.fromkeys(n.var.name for n in nodes if isinstance(n, ir.Forall)))
 
 
 def _getter(slots: Sequence[int]) -> Callable[[Env], Sequence[int]]:

@@ -526,6 +526,9 @@ class Program:
     # how a read of an uninitialised local is read (`definedness`): "strict" (undefined: no FALSE
     # may depend on it) or "nondet" (an arbitrary value, SV-COMP's reading)
     uninitialised: str = "strict"
+    # the recursive calls past `RECURSION_DEPTH` activations, each cut to `Assume(0)`: the program is
+    # then an under-approximation (see `bounded_recursion`)
+    cut_calls: tuple[Coord, ...] = ()
 
     def var(self, name: str) -> VarDecl:
         for v in self.variables:
@@ -542,6 +545,20 @@ class Program:
     @property
     def var_types(self) -> dict[str, Type]:
         return {v.name: v.type for v in self.variables}
+
+
+RECURSION_DEPTH = 4  # activations of one function the frontend inlines at once
+
+
+def bounded_recursion(program: Program) -> str | None:
+    """Why nothing proven about `program` holds for the C program: its recursion was inlined only
+    to `RECURSION_DEPTH` and the deeper calls cut (`Program.cut_calls`); None when none was cut.
+    Its FALSE verdicts are real (a path of the cut program is one of the C program)."""
+    if not program.cut_calls:
+        return None
+    where = ", ".join(map(str, program.cut_calls[:3])) + (", ..." if len(program.cut_calls) > 3 else "")
+    depth = f"recursion inlined only to depth {RECURSION_DEPTH}"
+    return f"{depth} ({where}); a proof would not cover deeper calls"
 
 
 # ----------------------------------------------------------------------------- floating point

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .checks import certificate_result, confirm_smallest, invariant_free, minimal_invariants
 from .engines.base import Budget, EngineResult, Status, unknown
-from .ir import Assert, Expr, Program, refusal, walk, walk_stmts
+from .ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
 from .processes import (
     Child,
@@ -346,6 +346,10 @@ class Portfolio:
         return time.monotonic() - self.started
 
     def _result(self, verdict: Verdict, reason: str, **fields: object) -> Result:
+        bounded = bounded_recursion(self.program) if verdict is Verdict.TRUE else None
+        if bounded is not None:  # every verdict is built here: no TRUE for an under-approximation
+            self.runs.append(EngineRun("recursion", "unknown", 0.0, f"{fields.get('decided_by')}: {reason}"))
+            verdict, reason, fields = Verdict.UNKNOWN, bounded, {}
         fields.setdefault("overflow_sites", tuple(str(c) for c in self.program.overflow_sites))
         return Result(
             verdict=verdict,

@@ -14,7 +14,7 @@ from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
-from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, operands
+from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, bounded_recursion, operands
 from quokka.verifier.meaning import SolverError, always_true
 from quokka.verifier.store import content_key
 
@@ -58,7 +58,7 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
         if info is None:
             return Checked(target, False, target.after_line, f"no loop at line {target.after_line}")
         expr = parse_invariant(target.invariant, program, info.id)
-        useless = uninformative(program, expr)
+        useless = uninformative(program, expr) or bounded_recursion(program)
         if useless:
             return Checked(target, False, info.insert_after_line, useless)
         obligations = check(program, {info.id: expr}, Budget.of(timeout_s))

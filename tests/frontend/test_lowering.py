@@ -304,7 +304,6 @@ UNSUPPORTED = {  # name: (program, the feature the message names)
     "float array": ("int main() { double a[2]; a[0] = 1.0; return 0; }", "array of double"),
     "float function": ("double fabs(double);\nint main() { double d = -1.0; return fabs(d) > 0; }",
                        "floating-point function without a body"),
-    "recursion": ("int f(int n) { return n ? f(n - 1) : 0; } int main() { return f(3); }", "recursion"),
     "computed goto": ("int main() { void *p = 0;\n  goto *p; return 0; }", "computed goto"),
     "function pointer": (
         "int f(void) { return 1; } int main() { int (*g)(void) = f; return g(); }", "pointer"

@@ -105,7 +105,7 @@ def vector_source(vector: list[int]):
 def compare_file(path: Path, data_model: str, workdir: Path, runs: int, seed: int) -> dict | None:
     """Agreement statistics for one file, or None when it cannot be compared here."""
     program = lower_or_none(path, data_model)
-    if program is None:
+    if program is None or program.cut_calls:  # recursion cut: the interpreter runs fewer paths
         return None
     built = compile_c(path, data_model, workdir, probes_of(program))
     if isinstance(built, ReplayResult):

@@ -1,4 +1,11 @@
-"""Function calls: SV-COMP builtins, and inlining of the user's (non-recursive) functions.
+"""Function calls: SV-COMP builtins, and inlining of the user's functions.
+
+A recursive function is inlined up to `RECURSION_DEPTH` activations at once; a call that would
+start one more ends its path instead (`Assume(0)`, after its arguments are evaluated) and is
+recorded in `Program.cut_calls`: the program is then an under-approximation, whose FALSE is real
+(replayed as always) and whose TRUE the portfolio does not report. A pointer-to-integer parameter
+is bound, not copied: to the caller's block (`memory`) when given a local block variable, or to
+the variable `x` when given `&x` (`*p` is `x`; nothing else of such a pointer is modelled).
 
 A function the file defines is always inlined (a user definition wins over a builtin of the same
 name), except the error functions, which are the error location whatever their body is. Builtins
@@ -29,7 +36,8 @@ from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..properties import NO_OVERFLOW, UNREACH_CALL
 from .ctype import STDINT_TYPES, CType, Signature
 from .expr import ExprLowerer
-from .state import LowerState
+from .memory import BlockType
+from .state import BlockParam, LowerState, PointerArgument, RefBinding, VarBinding
 
 ASSERT_FAIL_FUNCTIONS = frozenset({"__assert_fail", "__assert_perror_fail", "__assert"})  # glibc's
 ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", *ASSERT_FAIL_FUNCTIONS})
@@ -143,7 +151,12 @@ class CallLowerer(ExprLowerer):
         self.reading = call_reading(st.property_name)
 
     def function_body(
-        self, fdef: c_ast.FuncDef, sig: Signature, args: list[ir.Expr], ret: ir.Var | None, coord: Any
+        self,
+        fdef: c_ast.FuncDef,
+        sig: Signature,
+        args: list[ir.Expr | PointerArgument],
+        ret: ir.Var | None,
+        coord: Any,
     ) -> list[ir.Stmt]:
         raise NotImplementedError
 
@@ -404,13 +417,13 @@ class CallLowerer(ExprLowerer):
     ) -> ir.Expr | None:
         name: str = fdef.decl.name
         coord = self.st.coord(node)
-        if name in self.st.call_stack:
-            raise UnsupportedFeature(coord, "recursion", " -> ".join([*self.st.call_stack, name]))
         if fdef.param_decls:
             raise UnsupportedFeature(self.st.coord(fdef), "K&R-style function definition", name)
-        sig = self.types.signature(fdef.decl.type)
+        sig = self.types.signature(fdef.decl.type, pointers=True)
         self._check_call_arity(sig, name, args, node)
-        values = self.arguments(args, out)
+        values = self.parameters(sig, name, args, out)
+        if self.st.call_stack.count(name) >= ir.RECURSION_DEPTH:
+            return self.cut(sig, want, out, coord or self.st.coord(fdef))
         ret = None
         if want and isinstance(sig.ret, (ir.IntType, ir.FloatType)):
             ret = self.st.temp(sig.ret, f"{name}.ret")
@@ -419,6 +432,56 @@ class CallLowerer(ExprLowerer):
         body = self.function_body(fdef, sig, values, ret, coord)
         out.append(ir.Scope(name, tuple(body), coord))
         return ret
+
+    def cut(self, sig: Signature, want: bool, out: list[ir.Stmt], coord: Coord | None) -> ir.Expr | None:
+        """A recursive call past `RECURSION_DEPTH`: its path ends here (recorded, located at the call)."""
+        where = coord or Coord(self.st.coords.filename, 0)
+        self.st.cut_calls[where] = None
+        out.append(ir.Assume(ir.Const(0, ir.INT), coord))
+        if not want or not isinstance(sig.ret, (ir.IntType, ir.FloatType)):
+            return None  # void: the caller reports a use of its value
+        if isinstance(sig.ret, ir.FloatType):
+            return ir.FloatConst(0.0, sig.ret)  # never read: the path has ended
+        return ir.Const(0, sig.ret)
+
+    def parameters(
+        self, sig: Signature, name: str, args: list[Any], out: list[ir.Stmt]
+    ) -> list[ir.Expr | PointerArgument]:
+        """The arguments of a call to `name` (defined): values, left to right, and for each
+        pointer-to-integer parameter what it is bound to (`pointer_argument`)."""
+        params = sig.params or ()
+        bound = {
+            i: self.pointer_argument(arg, params[i][1], name)
+            for i, arg in enumerate(args)
+            if i < len(params) and isinstance(params[i][1], BlockType)
+        }
+        values = iter(self.arguments([a for i, a in enumerate(args) if i not in bound], out))
+        return [bound[i] if i in bound else next(values) for i in range(len(args))]
+
+    def pointer_argument(self, node: Any, ty: CType, name: str) -> PointerArgument:
+        """What a `T *` parameter of `name` is given: a local block variable of element type T
+        (or such a parameter), or `&x` for a variable x of type T (or such a parameter)."""
+        assert isinstance(ty, BlockType)
+        coord = self.st.coord(node)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "&":
+            named = isinstance(node.expr, c_ast.ID)
+            target = self.st.scopes.lookup(node.expr.name) if named else None
+            if isinstance(target, VarBinding) and target.type == ty.elem:
+                return RefBinding(target.name, ty.elem)
+            detail = f"of {node.expr.name if named else 'an expression'} passed to {name} as {ty.name}"
+            raise UnsupportedFeature(coord, "address-of (&)", detail)
+        binding = self.st.scopes.lookup(node.name) if isinstance(node, c_ast.ID) else None
+        if isinstance(binding, RefBinding) and binding.type == ty.elem:
+            return binding
+        if isinstance(node, c_ast.ID) and not isinstance(binding, VarBinding):
+            self.value(node, [])  # an undeclared or unsupported name is reported as such
+        block = self.block_variable(node)
+        if block is None or block.type != ir.ArrayType(ty.elem, None):
+            detail = f"{name} takes {ty.name}: a local block or &variable"
+            raise UnsupportedFeature(coord, "pointer argument", detail)
+        if any(v.name == block.name and v.kind == "global" for v in self.st.variables):
+            raise UnsupportedFeature(coord, "global pointer to an integer passed to a function", name)
+        return BlockParam(block.name, block.type)
 
     def _check_call_arity(self, sig: Signature, name: str, args: list[Any], node: Any) -> None:
         if sig.variadic:

@@ -251,7 +251,9 @@ class TypeResolver:
             nxt = value + 1
         return out
 
-    def signature(self, node: c_ast.FuncDecl) -> Signature:
+    def signature(self, node: c_ast.FuncDecl, pointers: bool = False) -> Signature:
+        """The function type of `node`; with `pointers`, a `T *` or `T []` parameter for an integer
+        type T is a `BlockType` (a defined function binds it: `calls`), else unsupported."""
         ret = self.resolve(node.type)
         if isinstance(ret, (BlockType, StructType)):
             raise self.unsupported(node, f"function returning {ret.name}")
@@ -268,7 +270,9 @@ class TypeResolver:
             ty = self.resolve(p.type)
             if ty == VOID and getattr(p, "name", None) is None:
                 continue
-            if isinstance(ty, (ArrayType, BlockType)):
+            if pointers and isinstance(ty, ArrayType) and isinstance(ty.elem, IntType):
+                ty = BlockType(ty.elem)  # C adjusts an array parameter to a pointer
+            if isinstance(ty, ArrayType) or (isinstance(ty, BlockType) and not pointers):
                 raise self.unsupported(p, "array parameter (a pointer)")
             if isinstance(ty, StructType):
                 raise self.unsupported(p, "struct parameter")

@@ -39,7 +39,7 @@ from ..ir import (
 )
 from .ctype import VOID, CType, StructType, TypeResolver
 from .memory import BlockType, StructInfo
-from .state import ConstBinding, LowerState, PoisonBinding, TypedefBinding, VarBinding
+from .state import BlockParam, ConstBinding, LowerState, PoisonBinding, RefBinding, TypedefBinding, VarBinding
 
 
 @dataclass(frozen=True)
@@ -240,6 +240,8 @@ class ExprLowerer:
             raise UnsupportedFeature(self.st.coord(node), binding.error.feature, f"variable {node.name}")
         if isinstance(binding, TypedefBinding):
             raise FrontendError(self.st.coord(node), f"type name '{node.name}' used as a value")
+        if isinstance(binding, RefBinding):
+            raise UnsupportedFeature(self.st.coord(node), "pointer to a variable used as a value", node.name)
         if node.name in ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"):
             raise UnsupportedFeature(self.st.coord(node), "string literal", node.name)
         if node.name == "NULL":  # used without its header, as in SV-COMP files stripped of includes
@@ -472,6 +474,9 @@ class ExprLowerer:
     def _deref(self, node: c_ast.UnaryOp, out: list[Stmt]) -> LValue:
         """`*a` and `*(a + i)` for a block `a` (`a[0]`, `a[i]`); a struct is no value here."""
         target = node.expr
+        ref = self.st.scopes.lookup(target.name) if isinstance(target, c_ast.ID) else None
+        if isinstance(ref, RefBinding):  # a parameter given `&x`: `*p` is x
+            return LValue(Var(ref.name, ref.type))
         if isinstance(target, c_ast.BinaryOp) and target.op == "+":
             if self._is_array(target.left):
                 return self._element(c_ast.ArrayRef(target.left, target.right, node.coord), out)
@@ -547,6 +552,9 @@ class ExprLowerer:
         self.check_effects_allowed(node, "an assignment")
         block = self.block_variable(node.lvalue)
         if block is not None:
+            if isinstance(self.st.scopes.lookup(node.lvalue.name), BlockParam):
+                what = node.lvalue.name
+                raise UnsupportedFeature(self.st.coord(node), "assignment to a pointer parameter", what)
             if node.op != "=" or want:
                 raise UnsupportedFeature(
                     self.st.coord(node),

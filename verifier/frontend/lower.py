@@ -287,6 +287,7 @@ class Frontend:
             loops=tuple(loops),
             overflow_sites=tuple(st.overflow),
             property_name=st.property_name,
+            cut_calls=tuple(st.cut_calls),
         )
         if st.has_goto:
             _check_control_flow(program, st.loop_entries)

@@ -20,7 +20,8 @@ A region-typed (Burstall-Bornat) model that the IR expresses with what it alread
 * A pointer to an integer type is a *block*: the variable is the array it points to
   (`int *a = malloc(n * sizeof(int))`) with its length in elements (`a.len`); accesses `a[i]`,
   `*(a + i)`, `*a` assume `0 <= i < a.len`. Each allocation havocs the array. A block is never
-  copied, compared or passed (those are unsupported).
+  copied or compared (unsupported); a local one passed to a function's `T *` parameter is bound to
+  it, the same variable under the parameter's name, which the callee may not assign (`calls`).
 """
 
 from __future__ import annotations

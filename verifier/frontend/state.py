@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cexpr import CTypes
 from ..errors import Coord, UnsupportedFeature
-from ..ir import LoopInfo, Stmt, Type, Var, VarDecl
+from ..ir import IntType, LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
 from .gotos import GotoContext
@@ -46,7 +46,23 @@ class PoisonBinding:
     error: UnsupportedFeature
 
 
-Binding = VarBinding | ConstBinding | TypedefBinding | PoisonBinding
+@dataclass(frozen=True)
+class BlockParam(VarBinding):
+    """A pointer parameter given a block (`memory`): the caller's block variable under the
+    parameter's name. Assigning the parameter is unsupported (it would move the caller's pointer)."""
+
+
+@dataclass(frozen=True)
+class RefBinding:
+    """A pointer parameter given `&x` for a scalar variable: `*p` is the variable `name`; no other
+    use of the pointer is modelled."""
+
+    name: str
+    type: IntType
+
+
+Binding = VarBinding | ConstBinding | TypedefBinding | PoisonBinding | RefBinding
+PointerArgument = BlockParam | RefBinding  # what a pointer parameter is bound to (`calls`)
 
 
 @dataclass
@@ -132,6 +148,7 @@ class LowerState:
         self.statics: dict[tuple[str, int, int], VarBinding] = {}
         self.counter = 0
         self.call_stack: list[str] = []
+        self.cut_calls: dict[Coord, None] = {}  # recursive calls past the depth (`calls.RECURSION_DEPTH`)
         self.site: Coord | None = None
         self.size = 0
         self.gotos: GotoContext | None = None  # the labels of the function being lowered

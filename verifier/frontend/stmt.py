@@ -16,7 +16,15 @@ from .calls import CallLowerer
 from .ctype import VOID, CType, Signature, StructType
 from .gotos import GotoContext, GotoPlan, plan_gotos
 from .memory import BlockType
-from .state import LowerState, PoisonBinding, TypedefBinding, VarBinding
+from .state import (
+    BlockParam,
+    LowerState,
+    PointerArgument,
+    PoisonBinding,
+    RefBinding,
+    TypedefBinding,
+    VarBinding,
+)
 from .switch import find_node, lower_switch
 
 MAX_STATEMENTS = 300_000
@@ -107,7 +115,12 @@ class StmtLowerer(CallLowerer):
     # ------------------------------------------------------------------ functions
 
     def function_body(
-        self, fdef: c_ast.FuncDef, sig: Signature, args: list[ir.Expr], ret: ir.Var | None, coord: Any
+        self,
+        fdef: c_ast.FuncDef,
+        sig: Signature,
+        args: list[ir.Expr | PointerArgument],
+        ret: ir.Var | None,
+        coord: Any,
     ) -> list[ir.Stmt]:
         st = self.st
         saved, depth = (st.scopes, st.breakables, st.gotos), len(st.loop_stack)
@@ -118,6 +131,10 @@ class StmtLowerer(CallLowerer):
             st.gotos = self.goto_context(fdef)
             body: list[ir.Stmt] = []
             for (pname, pty), value in zip(sig.params or (), args, strict=False):
+                if isinstance(value, (BlockParam, RefBinding)):  # a pointer parameter, bound (`calls`)
+                    if pname:
+                        st.scopes.define(pname, value)
+                    continue
                 assert isinstance(pty, (ir.IntType, ir.FloatType))
                 var = st.declare(pname or "arg", pty, "param", coord, plain=False)
                 if pname:
