@@ -35,7 +35,8 @@ class DoubleCheck:
 
 def double_check(program: ir.Program, invariants: Mapping[str, ir.Expr], budget: Budget) -> DoubleCheck:
     """Whether cvc5 confirms that `invariants` (loop id -> IR expression) prove `program` safe
-    (never for a program with floating point, which no proof may cover)."""
+    (never for a program with floating point: only a complete unrolling proves one, and it has no
+    invariants for cvc5)."""
     refused = ir.refusal(program)
     if refused is not None:
         return DoubleCheck(REFUTED, refused)

@@ -599,7 +599,8 @@ def uses_floats(program: Program) -> bool:
 
 def refusal(program: Program) -> str | None:
     """Why an engine other than bounded model checking (and the interpreter) must not handle
-    `program`, or None: only those handle floating point (`ONLY_BMC`)."""
+    `program`, or None: only those handle floating point (`ONLY_BMC`), and only a complete
+    unrolling proves such a program."""
     where = float_use(program)
     return None if where is None else f"{ONLY_BMC} ({where})"
 

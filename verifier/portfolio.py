@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import certificate_result, confirm_smallest, invariant_free, minimal_invariants
+from .checks import certificate_result, confirm_smallest, invariant_free, minimal_invariants, unwinding_bound
 from .engines.base import Budget, EngineResult, Status, unknown
 from .ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
@@ -290,8 +290,8 @@ class Portfolio:
             return self._check_unsafe(result)
 
     def _check_safe(self, result: EngineResult) -> Result | None:
-        refused = refusal(self.program)  # no engine may answer SAFE for it; this one did: a bug
-        if refused is not None:
+        refused = refusal(self.program)  # only a complete unrolling may prove a program with floats
+        if refused is not None and unwinding_bound(result) is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
             return None
         budget = Budget.of(self.config.check_budget_s)

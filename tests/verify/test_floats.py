@@ -1,7 +1,7 @@
 """Floating point (`float`, `double`): IEEE semantics in the interpreter agree with gcc bit for bit;
 only bounded model checking (and random testing) handle such programs, so a float program is
-FALSE (confirmed by gcc's build) or UNKNOWN, never TRUE; a path through an undefined
-float-to-integer conversion is no counterexample."""
+FALSE (confirmed by gcc's build), TRUE only by a complete unrolling (`test_float_proofs`), or
+UNKNOWN; a path through an undefined float-to-integer conversion is no counterexample."""
 
 from __future__ import annotations
 
@@ -345,16 +345,17 @@ def test_float_inputs_are_shown_as_values_and_kept_out_of_witnesses(tmp_path: Pa
 
 
 @needs_gcc
-def test_assertion_that_always_holds_is_never_true(tmp_path: Path) -> None:
+def test_assertion_that_always_holds_is_true_by_a_complete_unrolling_only(tmp_path: Path) -> None:
     body = (
         "double x = __VERIFIER_nondet_double(); double s = 3.25; int r = 1;\n"
         "assume_abort_if_not(x >= 0 && x <= 10);\n"
         "while (x - s > 0.0) { __VERIFIER_assert((int)(4 * s) - 12 * r * r == 1);\n"
         "  x = x - s; s = s + 6 * r + 3; r = r + 1; }"
     )
-    result = verify(tmp_path, body)
-    assert result.verdict is Verdict.UNKNOWN
-    assert ONLY_BMC in result.reason
+    result = verify(tmp_path, body)  # x <= 10 and s >= 3.25: at most 3 iterations
+    assert result.verdict is Verdict.TRUE and result.decided_by == "bmc" and not result.invariants
+    unbounded = verify(tmp_path, body.replace("x <= 10", "x <= 1e300"))
+    assert unbounded.verdict is Verdict.UNKNOWN and ONLY_BMC in unbounded.reason
 
 
 @needs_gcc
@@ -391,7 +392,7 @@ def test_only_bmc_handles_floats() -> None:
     assert run(program, found.inputs).outcome == "error"
 
 
-def test_portfolio_never_answers_true_for_floats() -> None:
+def test_portfolio_answers_true_for_floats_only_by_a_complete_unrolling() -> None:
     program = program_of("double x = 1.0; __VERIFIER_assert(x > 0);")
 
     def claims_safety(p: Program, budget: Budget) -> EngineResult:

@@ -21,7 +21,7 @@ import z3
 from ..cfg import build_cfg
 from ..errors import UnsupportedFeature
 from ..interp import Execution, run
-from ..ir import ArrayType, Assert, Havoc, Program, VarDecl, refusal
+from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
 from ..smt import INTEGERS, Domain
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
@@ -66,9 +66,9 @@ def check(
     what C does. `checks.certificate_result` unrolls such a program again, afresh.
     """
     watch = Stopwatch()
-    # SAFE needs every path's behaviour defined: then each encoding means what C does (with
-    # floats only the bit-precise one does, and no proof may cover them: `ir.refusal`)
-    decides = domain is not INTEGERS or (no_overflow and refusal(program) is None)
+    # SAFE needs every path's behaviour defined: then each encoding means what C does (floats are
+    # IEEE terms in both; a float's conversions go through bit-vectors of the integer's width)
+    decides = domain is not INTEGERS or no_overflow
     settings = Settings(no_overflow, max_assertions, solving, domain, track_undefined=decides)
     try:
         session = _Session(program, budget, settings, engine)
