@@ -24,6 +24,7 @@ from quokka.verifier.ir import (
     Const,
     Expr,
     Forall,
+    Havoc,
     IntType,
     Loop,
     Program,
@@ -40,6 +41,7 @@ from .protocol import Candidate, ProposalContext
 from .structure import assigned_in, comparisons, find_loop, substitute
 
 NAME = "arrays"
+LONG_LONG = IntType("long long", 64, True)
 OFFSETS = (-1, 0, 1, 2)  # a counter's distance from the edge of the covered range
 BOUND_NAMES = ("k", "j", "m", "q", "idx")
 
@@ -60,7 +62,27 @@ class ArrayProposer:
 
 
 def candidates(program: Program, loop: Loop) -> list[Expr]:
-    """The quantified candidates for the head of `loop` (none when no array is in scope)."""
+    """The quantified candidates for the head of `loop`: over the arrays in scope, and that the
+    arrays no statement writes (the frontend's all-zero temporaries) are still all zero."""
+    return _filled(program, loop) + _untouched(program)
+
+
+def _untouched(program: Program) -> list[Expr]:
+    """`\\forall k; 0 <= k < n ==> z[k] == 0` for each array `z` of n cells that nothing assigns
+    (every variable starts at 0)."""
+    written = {s.target for s in walk_stmts(program.body) if isinstance(s, (Assign, Havoc))}
+    out: list[Expr] = []
+    for v in program.variables:
+        ty = v.type
+        if isinstance(ty, ArrayType) and ty.size is not None and v.name not in written:
+            index = INT if ty.size <= INT.max else LONG_LONG
+            k = Var(BOUND + "k", index)
+            zero = Binary("==", Select(Var(v.name, ty), k, ty.elem), Const(0, ty.elem), INT)
+            out.append(Forall(k, Const(0, index), Const(ty.size, index), zero))
+    return out
+
+
+def _filled(program: Program, loop: Loop) -> list[Expr]:
     scope = {name for _, name in program.loop(loop.id).scope}
     arrays = {v.name for v in program.variables if isinstance(v.type, ArrayType) and v.name in scope}
     if not arrays:

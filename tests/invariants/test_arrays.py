@@ -262,3 +262,20 @@ def test_the_interpreter_evaluates_a_quantifier_over_its_range():
 
 def _zero(e: ir.Expr) -> ir.Expr:
     return ir.Binary("==", e, ir.Const(0, ir.INT), ir.INT)
+
+
+ZERO_AFTER_A_LOOP = """
+int main() {
+    int n = __VERIFIER_nondet_int(), s = 0;
+    for (int j = 0; j < n; j++) { s++; }
+    int a[5000] = {0};  /* larger than the frontend stores cell by cell: an all-zero temporary */
+    for (int i = 0; i < 5000; i++) { __VERIFIER_assert(a[i] == 0); }
+    return s;
+}
+"""
+
+
+def test_an_array_that_nothing_writes_is_still_all_zero_after_a_loop(tmp_path):
+    result = verify(tmp_path, ZERO_AFTER_A_LOOP)
+    assert result.verdict is Verdict.TRUE, result.reason
+    assert any(inv.source == "arrays" and "zero" in inv.expr for inv in result.invariants)

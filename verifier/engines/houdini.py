@@ -23,7 +23,7 @@ import z3
 
 from ..builder import conjunction
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
-from ..ir import Binary, Expr, IntType, Program, Var, children, free_vars, operands, refusal
+from ..ir import Binary, Expr, Forall, IntType, Program, Var, children, free_vars, operands, refusal, walk
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .inductive import Cti, case_query, cti_of, describe, is_state_set
@@ -31,6 +31,9 @@ from .inductive import Cti, case_query, cti_of, describe, is_state_set
 ENGINE = "houdini"
 QUERY_CAP_S = 2.0  # seconds one batched solver query may take before its goals are split
 SINGLE_CAP_S = 1.0  # seconds a query about one candidate may take before the candidate is dropped
+# a query about quantified candidates (`ir.Forall`, asked apart): a false one mostly makes Z3
+# answer unknown rather than find its counterexample, so it costs the whole cap
+QUANTIFIED_CAP_S = 0.5
 SETS_SHARE = 0.6  # of the time left, for checking the state sets of the pool alone (see `_state_sets_alone`)
 POOL_SET_MAX = 400  # a wider set of states is only checked alone: in the joint fixpoint it slows every query
 
@@ -168,10 +171,15 @@ class _Houdini:
         return changed
 
     def _split(self, edge: Edge, goals: Sequence[Expr]) -> tuple[z3.CheckSatResult, bool]:
-        """Check `goals` along `edge`, halving them on `unknown`; (unsat when all hold, anything dropped)."""
+        """Check `goals` along `edge`, halving them on `unknown`; (unsat when all hold, anything dropped).
+        Quantified goals are asked about apart from the others, with a shorter cap."""
+        plain = [g for g in goals if not quantified(g)]
+        if plain and len(plain) < len(goals):
+            return self._halves(edge, plain, [g for g in goals if quantified(g)])
         solver = self.solvers[id(edge)]
         cap = SINGLE_CAP_S if len(goals) == 1 else QUERY_CAP_S
-        result, model, why = solver.check(self.kept.get(edge.src, []), goals, self.budget, cap)
+        result, model, why = solver.check(self.kept.get(edge.src, []), goals, self.budget,
+                                          cap if plain else min(cap, QUANTIFIED_CAP_S))  # fmt: skip
         if self.budget.expired:
             return z3.unknown, False
         if result == z3.sat and model is not None:
@@ -187,10 +195,15 @@ class _Houdini:
             self._remove(Dropped(edge.dst, goals[0], "unknown", reason))
             return z3.unknown, True
         half = (len(goals) + 1) // 2
-        first, dropped_first = self._split(edge, goals[:half])
-        rest = [g for g in goals[half:] if g in self.kept[edge.dst]]
+        return self._halves(edge, goals[:half], goals[half:])
+
+    def _halves(
+        self, edge: Edge, first: Sequence[Expr], rest: Sequence[Expr]
+    ) -> tuple[z3.CheckSatResult, bool]:
+        result, dropped_first = self._split(edge, first)
+        rest = [g for g in rest if g in self.kept[edge.dst]]
         second, dropped_second = self._split(edge, rest) if rest else (z3.unsat, False)
-        both = z3.unsat if first == second == z3.unsat else z3.unknown
+        both = z3.unsat if result == second == z3.unsat else z3.unknown
         return both, dropped_first or dropped_second
 
     def _drop(self, edge: Edge, goals: Sequence[Expr], cti: Cti) -> None:
@@ -241,6 +254,10 @@ class _Houdini:
             if parts:
                 out[loop] = conjunction(parts)
         return out
+
+
+def quantified(e: Expr) -> bool:
+    return any(isinstance(n, Forall) for n in walk(e))
 
 
 def degree(e: Expr) -> int:

@@ -35,7 +35,7 @@ from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..properties import NO_OVERFLOW, UNREACH_CALL
 from .ctype import STDINT_TYPES, CType, Signature
-from .expr import ExprLowerer
+from .memcalls import MEMORY_FUNCTIONS, MemoryCalls
 from .memory import BlockType
 from .state import BlockParam, LowerState, PointerArgument, RefBinding, VarBinding
 
@@ -139,7 +139,7 @@ def ends_with_return(body: Any) -> bool:
     return isinstance(last, c_ast.Return)
 
 
-class CallLowerer(ExprLowerer):
+class CallLowerer(MemoryCalls):
     """Expression lowering plus calls; `function_body` (statements) comes from a subclass."""
 
     def __init__(
@@ -219,6 +219,13 @@ class CallLowerer(ExprLowerer):
         if name in ABS_FUNCTIONS:
             self._arity(node, name, args, 1)
             return self.absolute(name, node, args, out)
+        if name in MEMORY_FUNCTIONS:
+            self._arity(node, name, args, 3)
+            if want:
+                what = "pointer to an integer used as a value"
+                raise UnsupportedFeature(coord, what, f"the result of {name}")
+            self.memory_call(name, node, args, out)
+            return None
         if name in self.prototypes:
             sig = self.signature_of(name, node)
             if sig is not None and _floating(sig):
@@ -473,8 +480,9 @@ class CallLowerer(ExprLowerer):
         binding = self.st.scopes.lookup(node.name) if isinstance(node, c_ast.ID) else None
         if isinstance(binding, RefBinding) and binding.type == ty.elem:
             return binding
-        if isinstance(node, c_ast.ID) and not isinstance(binding, VarBinding):
-            self.value(node, [])  # an undeclared or unsupported name is reported as such
+        unbound = isinstance(node, c_ast.ID) and not isinstance(binding, VarBinding)
+        if unbound or self.row_type(node) is not None:
+            self.value(node, [])  # an undeclared or unsupported name, or a row, is reported as such
         block = self.block_variable(node)
         if block is None or block.type != ir.ArrayType(ty.elem, None):
             detail = f"{name} takes {ty.name}: a local block or &variable"

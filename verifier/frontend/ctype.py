@@ -1,5 +1,6 @@
-"""C declarators (pycparser type nodes) as IR types: integers, `float` and `double`, 1-D integer
-arrays, void, pointers.
+"""C declarators (pycparser type nodes) as IR types: integers, `float` and `double`, integer
+arrays (1-D; multi-dimensional ones with constant dimensions, `MultiArrayType`, stored flattened;
+variable-length ones, `VlaType`, lowered as blocks), void, pointers.
 
 Pointers and structs follow the heap model of `memory`: a pointer to a struct (or `void *`) is an
 integer of a pointer type, a pointer to an integer type is a block (`BlockType`), and a struct
@@ -10,8 +11,9 @@ naming the feature.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pycparser import c_ast
@@ -50,8 +52,40 @@ class StructType:
         return f"struct {self.info.tag}"
 
 
+@dataclass(frozen=True)
+class VlaType:
+    """A variable-length array `T a[n]` (C99): `dim` is the size expression (a pycparser node),
+    evaluated each time the declaration runs; the variable is lowered as a block (`memory`)."""
+
+    elem: IntType
+    dim: Any = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.elem.name}[*]"
+
+
+@dataclass(frozen=True)
+class MultiArrayType:
+    """A multi-dimensional integer array with constant dimensions (`int a[3][4]`), stored as the
+    flat array `flat` in row-major order: `a[i][j]` is element `i*4 + j`. The first dimension is
+    None until an initializer sizes it (`int a[][2] = {...}`)."""
+
+    elem: IntType
+    dims: tuple[int | None, ...]
+
+    @property
+    def name(self) -> str:
+        return self.elem.name + "".join(f"[{'' if d is None else d}]" for d in self.dims)
+
+    @property
+    def flat(self) -> ArrayType:
+        sizes = [d for d in self.dims if d is not None]
+        return ArrayType(self.elem, math.prod(sizes) if len(sizes) == len(self.dims) else None)
+
+
 VOID = VoidType()
-CType = IntType | FloatType | ArrayType | VoidType | BlockType | StructType
+CType = IntType | FloatType | ArrayType | VoidType | BlockType | StructType | VlaType | MultiArrayType
 
 
 @dataclass(frozen=True)
@@ -164,11 +198,14 @@ class TypeResolver:
         binding = self.st.scopes.lookup(name)
         if isinstance(binding, TypedefBinding):
             try:
-                return self.resolve(binding.node)
+                ty = self.resolve(binding.node)
             except UnsupportedFeature as exc:
                 raise UnsupportedFeature(
                     self.st.coord(node), exc.feature, f"through typedef {name}"
                 ) from None
+            if isinstance(ty, VlaType):  # its size is evaluated at the typedef, not at each use
+                raise self.unsupported(node, "variable-length array type", f"typedef {name}")
+            return ty
         if isinstance(binding, PoisonBinding):
             raise binding.error
         raise self.unsupported(node, f"type {name}")
@@ -210,10 +247,14 @@ class TypeResolver:
                 )
         return info
 
-    def array(self, node: c_ast.ArrayDecl) -> ArrayType:
+    def array(self, node: c_ast.ArrayDecl) -> ArrayType | VlaType | MultiArrayType:
+        """`T a[N]`; `T a[n]` for a non-constant n is a `VlaType`, an array of arrays a
+        `MultiArrayType` (constant dimensions only)."""
         elem = self.resolve(node.type)
-        if isinstance(elem, ArrayType):
-            raise self.unsupported(node, "multi-dimensional array")
+        if isinstance(elem, (ArrayType, MultiArrayType)):
+            return self.multi_array(node, elem)
+        if isinstance(elem, VlaType):
+            raise self.unsupported(node, "multi-dimensional variable-length array")
         if not isinstance(elem, IntType):
             raise self.unsupported(node, f"array of {elem.name}")
         if node.dim is None:
@@ -221,10 +262,29 @@ class TypeResolver:
         try:
             size = self.const_eval(node.dim)
         except FrontendError:
-            raise self.unsupported(node, "variable-length array") from None
+            return VlaType(elem, node.dim)
+        return ArrayType(elem, self.checked_size(node, size))
+
+    def multi_array(self, node: c_ast.ArrayDecl, inner: ArrayType | MultiArrayType) -> MultiArrayType:
+        inner_dims = (inner.size,) if isinstance(inner, ArrayType) else inner.dims
+        if None in inner_dims:
+            raise FrontendError(self.st.coord(node), "array of arrays of unknown size")
+        size = None
+        if node.dim is not None:
+            try:
+                size = self.const_eval(node.dim)
+            except FrontendError:
+                raise self.unsupported(node, "multi-dimensional variable-length array") from None
+        ty = MultiArrayType(inner.elem, (size, *inner_dims))
+        if size is not None:
+            self.checked_size(node, size)
+            self.checked_size(node, ty.flat.size or 0)
+        return ty
+
+    def checked_size(self, node: Any, size: int) -> int:
         if size < 0 or size > MAX_ARRAY:
             raise FrontendError(self.st.coord(node), f"array size {size} out of range")
-        return ArrayType(elem, size)
+        return size
 
     def enum(self, node: c_ast.Enum) -> IntType:
         """An enum type (GCC: unsigned int unless a value is negative); defines its constants."""
@@ -270,8 +330,12 @@ class TypeResolver:
             ty = self.resolve(p.type)
             if ty == VOID and getattr(p, "name", None) is None:
                 continue
-            if pointers and isinstance(ty, ArrayType) and isinstance(ty.elem, IntType):
+            if pointers and isinstance(ty, (ArrayType, VlaType)):
                 ty = BlockType(ty.elem)  # C adjusts an array parameter to a pointer
+            if isinstance(ty, MultiArrayType):
+                raise self.unsupported(p, "pointer to an array", "multi-dimensional array parameter")
+            if isinstance(ty, VlaType):
+                raise self.unsupported(p, "array parameter (a pointer)")
             if isinstance(ty, ArrayType) or (isinstance(ty, BlockType) and not pointers):
                 raise self.unsupported(p, "array parameter (a pointer)")
             if isinstance(ty, StructType):
@@ -288,6 +352,10 @@ class TypeResolver:
             if ty.size is None:
                 raise FrontendError(self.st.coord(node), "sizeof of an array of unknown size")
             return ty.size * self.size_of(ty.elem, node)
+        if isinstance(ty, MultiArrayType):
+            return self.size_of(ty.flat, node)
+        if isinstance(ty, VlaType):
+            raise self.unsupported(node, "sizeof of a variable-length array type")
         if isinstance(ty, BlockType):
             return self.st.ct.pointer_bytes
         if isinstance(ty, StructType):

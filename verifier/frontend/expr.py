@@ -24,6 +24,7 @@ from ..ir import (
     ArrayType,
     Assign,
     Assume,
+    Binary,
     Const,
     Expr,
     FloatConst,
@@ -31,13 +32,14 @@ from ..ir import (
     Havoc,
     If,
     IntType,
+    Ite,
     ScalarType,
     Stmt,
     Var,
     free_vars,
     walk_stmts,
 )
-from .ctype import VOID, CType, StructType, TypeResolver
+from .ctype import VOID, CType, MultiArrayType, StructType, TypeResolver
 from .memory import BlockType, StructInfo
 from .state import BlockParam, ConstBinding, LowerState, PoisonBinding, RefBinding, TypedefBinding, VarBinding
 
@@ -294,6 +296,9 @@ class ExprLowerer:
         if op == "*":
             return self._deref(node, out).read()
         if op == "sizeof":
+            vla = self.vla_size(node.expr)
+            if vla is not None:
+                return vla
             return Const(self.types.size_of(self._type_of(node.expr), node), self.st.ct.size_t)
         features = {"&": "address-of (&)", "_Alignof": "_Alignof"}
         raise UnsupportedFeature(self.st.coord(node), features.get(op, f"operator {op}"))
@@ -302,6 +307,9 @@ class ExprLowerer:
         """The type of a sizeof operand (a type name, or an expression that is not evaluated)."""
         if isinstance(node, c_ast.Typename):
             return self.types.resolve(node)
+        row = self.row_type(node)
+        if row is not None:
+            return row
         if isinstance(node, c_ast.ID):
             binding = self.st.scopes.lookup(node.name)
             if isinstance(binding, VarBinding):
@@ -490,6 +498,9 @@ class ExprLowerer:
         raise UnsupportedFeature(self.st.coord(node), "pointer dereference")
 
     def _element(self, node: c_ast.ArrayRef, out: list[Stmt]) -> LValue:
+        shaped = self._shaped_element(node, out)
+        if shaped is not None:
+            return shaped
         array, index_node = node.name, node.subscript
         if not self._is_array(array) and self._is_array(index_node):
             array, index_node = index_node, array
@@ -512,6 +523,102 @@ class ExprLowerer:
             )
             out.append(Assume(inside, self.st.coord(node)))
         return LValue(Var(binding.name, binding.type), index)
+
+    # ------------------------------------------------------------------ multi-dimensional arrays
+
+    def shape(self, node: Any) -> tuple[Var, tuple[int, ...]] | None:
+        """The flat variable and the dimensions of the multi-dimensional array `node` names, or None."""
+        if not isinstance(node, c_ast.ID):
+            return None
+        binding = self.st.scopes.lookup(node.name)
+        if isinstance(binding, VarBinding) and binding.name in self.st.shapes:
+            return Var(binding.name, binding.type), self.st.shapes[binding.name]
+        return None
+
+    def _subscripts(self, node: Any) -> tuple[Any, list[Any]]:
+        """The base of a chain of subscripts `b[i][j]...` and the subscripts, left to right."""
+        subs: list[Any] = []
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        return node, subs[::-1]
+
+    def row_type(self, node: Any) -> CType | None:
+        """The type of `a[i]...` with fewer subscripts than the multi-dimensional `a` has dimensions
+        (a sizeof operand, not evaluated), or None."""
+        base, subs = self._subscripts(node)
+        shaped = self.shape(base)
+        if shaped is None or not subs or len(subs) >= len(shaped[1]):
+            return None
+        var, dims = shaped
+        assert isinstance(var.type, ArrayType)
+        rest = dims[len(subs) :]
+        return ArrayType(var.type.elem, rest[0]) if len(rest) == 1 else MultiArrayType(var.type.elem, rest)
+
+    def _shaped_element(self, node: c_ast.ArrayRef, out: list[Stmt]) -> LValue | None:
+        """`a[i][j]...` for a multi-dimensional array `a` (None for any other subscript)."""
+        base, subs = self._subscripts(node)
+        shaped = self.shape(base)
+        if shaped is None:
+            return None
+        var, dims = shaped
+        if len(subs) < len(dims):
+            detail = f"{base.name}: a row of a multi-dimensional array"
+            raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)", detail)
+        if len(subs) > len(dims):
+            raise FrontendError(self.st.coord(node), "subscripted value is neither array nor pointer")
+        indices: list[Expr] = []
+        for sub in subs:
+            pos = len(out)
+            index = self.value(sub, out)
+            if not isinstance(index.type, IntType) or self.st.memory.is_pointer(index.type):
+                raise FrontendError(self.st.coord(sub), "array index is not an integer")
+            if index.type.bits > 64:
+                raise UnsupportedFeature(self.st.coord(sub), "array index wider than 64 bits")
+            indices = [self.protect(x, out, pos) for x in indices]
+            indices.append(index)
+        return LValue(var, self.flat_index(indices, dims))
+
+    def flat_index(self, indices: list[Expr], dims: tuple[int, ...]) -> Expr:
+        """The row-major index of `a[i][j]...` in the flat array (as `long long`).
+
+        An index outside its own dimension is undefined behaviour even where the flat index is
+        inside the array (`a[0][5]` of `int a[3][4]`, which gcc reads as `a[1][1]`). The index is
+        then `flat / 0`: undefined behaviour that the interpreter and bounded model checking
+        report as they report an array index out of bounds, and an unknown cell to a proof (the
+        solver's division by zero is unspecified), so no proof can rely on which cell it is."""
+        wide = self.st.ct.named("long long")
+        flat: Expr | None = None
+        inside: list[Expr] = []
+        outside = False
+        for index, dim in zip(indices, dims, strict=True):
+            k = cexpr.const_value(index)
+            i = cexpr.convert(index, wide)
+            if k is None:
+                low = Binary(">=", i, Const(0, wide), INT)
+                inside.append(Binary("&&", low, Binary("<", i, Const(dim, wide), INT), INT))
+            outside = outside or (k is not None and not 0 <= k < dim)
+            scaled = None if flat is None else cexpr.fold(Binary("*", flat, Const(dim, wide), wide))
+            flat = i if scaled is None else cexpr.fold(Binary("+", scaled, i, wide))
+        assert flat is not None
+        undefined = Binary("/", flat, Const(0, wide), wide)
+        if outside or not inside:
+            return undefined if outside else flat
+        cond = inside[0]
+        for more in inside[1:]:
+            cond = Binary("&&", cond, more, INT)
+        return Ite(cond, flat, undefined, wide)
+
+    def vla_size(self, node: Any) -> Expr | None:
+        """`sizeof a` for a variable-length array `a` (`memory`): `a.len * sizeof(T)`; else None."""
+        binding = self.st.scopes.lookup(node.name) if isinstance(node, c_ast.ID) else None
+        if type(binding) is not VarBinding or binding.name not in self.st.memory.vlas:
+            return None  # (a pointer parameter bound to the array is a `BlockParam`: a pointer)
+        assert isinstance(binding.type, ArrayType)
+        length = self.st.memory.blocks[binding.name]
+        size_t = self.st.ct.size_t
+        elem = Const(self.types.size_of(binding.type.elem, node), size_t)
+        return cexpr.binary(self.st.ct, "*", cexpr.convert(length, size_t), elem)
 
     def block_variable(self, node: Any) -> Var | None:
         """The block variable `node` names (`memory`), or None."""
@@ -551,6 +658,8 @@ class ExprLowerer:
     def _assign(self, node: c_ast.Assignment, out: list[Stmt], want: bool) -> Expr | None:
         self.check_effects_allowed(node, "an assignment")
         block = self.block_variable(node.lvalue)
+        if block is not None and block.name in self.st.memory.vlas:
+            raise FrontendError(self.st.coord(node), f"assignment to array '{node.lvalue.name}'")
         if block is not None:
             if isinstance(self.st.scopes.lookup(node.lvalue.name), BlockParam):
                 what = node.lvalue.name

@@ -34,6 +34,7 @@ from ..ir import (
 from ..nooverflow import with_overflow_checks
 from ..properties import ASSERT, NO_OVERFLOW, READINGS
 from .coords import CoordMap, output_lines
+from .ctype import VlaType
 from .deadstores import drop_dead_pointer_stores
 from .memory import BlockType
 from .preprocess import Preprocessed, preprocess, standard_typedefs
@@ -327,11 +328,12 @@ class Frontend:
         except UnsupportedFeature as exc:
             st.scopes.define(node.name, PoisonBinding(exc))
             return
+        if isinstance(ty, VlaType):
+            raise FrontendError(st.coord(node), f"variable-length array '{node.name}' at file scope")
         if isinstance(ty, BlockType):
             var = self.lw.declare_block(node.name, ty, "global", st.coord(node))
         else:
-            var = st.declare(node.name, ty, "global", st.coord(node))
-            st.scopes.define(node.name, VarBinding(var.name, ty))
+            var = self.lw.declare_var(node.name, ty, "global", st.coord(node))
         self.globals.append((var, [node]))
 
     def global_inits(self) -> list[Stmt]:

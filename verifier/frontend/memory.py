@@ -22,6 +22,9 @@ A region-typed (Burstall-Bornat) model that the IR expresses with what it alread
   `*(a + i)`, `*a` assume `0 <= i < a.len`. Each allocation havocs the array. A block is never
   copied or compared (unsupported); a local one passed to a function's `T *` parameter is bound to
   it, the same variable under the parameter's name, which the callee may not assign (`calls`).
+* A variable-length array `T a[n]` is a block too (`Memory.vlas`): each time its declaration
+  runs, `n` is evaluated, assumed positive (C leaves `n <= 0` undefined), the array havocked and
+  `a.len = n`. It is never assigned, and `sizeof a` is `a.len * sizeof(T)`.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ class Memory:
         self.pointees: dict[str, StructInfo | None] = {}  # pointer type name -> struct (None: void)
         self.field_arrays: dict[tuple[str, str], ir.Var] = {}
         self.blocks: dict[str, ir.Var] = {}  # block variable -> its length variable
+        self.vlas: set[str] = set()  # the blocks that are variable-length arrays
         self.top: ir.Var | None = None
         self.anonymous = 0
         self.untagged: dict[int, StructInfo] = {}

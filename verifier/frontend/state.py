@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cexpr import CTypes
 from ..errors import Coord, UnsupportedFeature
-from ..ir import IntType, LoopInfo, Stmt, Type, Var, VarDecl
+from ..ir import ArrayType, IntType, LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
 from .gotos import GotoContext
@@ -155,6 +155,8 @@ class LowerState:
         self.has_goto = False
         self.loop_entries: list[tuple[Coord | None, str]] = []  # `GotoPlan.entries` lowered
         self.memory = Memory(ct.pointer_bytes * 8)
+        self.shapes: dict[str, tuple[int, ...]] = {}  # multi-dimensional array -> its dimensions
+        self.zero_arrays: dict[ArrayType, Var] = {}
 
     def coord(self, node: Any) -> Coord | None:
         return self.coords.coord(getattr(node, "coord", None))
@@ -196,6 +198,14 @@ class LowerState:
         self.taken.add(name)
         self.variables.append(VarDecl(name, ty, "temp", name, None))
         return Var(name, ty)
+
+    def zero_array(self, ty: ArrayType) -> Var:
+        """A temporary of type `ty` that no statement assigns: all zeros whenever it is read (every
+        variable starts at 0), the value a large array is reset to (`int a[N] = {0}`, memset)."""
+        var = self.zero_arrays.get(ty)
+        if var is None:
+            var = self.zero_arrays[ty] = self.temp(ty, "zero")
+        return var
 
     def loop_id(self, coord: Coord | None) -> str:
         base = f"L{coord.line if coord else 0}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,7 +14,7 @@ from .. import cexpr, ir
 from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from .calls import CallLowerer
-from .ctype import VOID, CType, Signature, StructType
+from .ctype import VOID, CType, MultiArrayType, Signature, StructType, VlaType
 from .gotos import GotoContext, GotoPlan, plan_gotos
 from .memory import BlockType
 from .state import (
@@ -28,7 +29,20 @@ from .state import (
 from .switch import find_node, lower_switch
 
 MAX_STATEMENTS = 300_000
-MAX_INIT_ARRAY = 4096
+MAX_INIT_ARRAY = 4096  # elements: a larger array is reset by one assignment, its listed ones stored
+Declared = ir.IntType | ir.FloatType | ir.ArrayType | BlockType | VlaType | MultiArrayType
+
+
+def stores(array: ir.Expr, values: dict[int, ir.Expr]) -> ir.Expr:
+    """`array` with element i set to values[i] (in index order)."""
+    for i in sorted(values):
+        array = cexpr.store(array, ir.Const(i, ir.INT), values[i])
+    return array
+
+
+def storage_type(ty: ir.IntType | ir.FloatType | ir.ArrayType | MultiArrayType) -> ir.Type:
+    """The IR type of a variable declared `ty` (a multi-dimensional array is stored flattened)."""
+    return ty.flat if isinstance(ty, MultiArrayType) else ty
 
 
 def has_continue(block: list[ir.Stmt]) -> bool:
@@ -231,26 +245,42 @@ class StmtLowerer(CallLowerer):
         if isinstance(ty, BlockType):
             self._block_local(node, ty, out)
             return
+        if isinstance(ty, VlaType):
+            self._vla_local(node, ty, out)
+            return
         if "static" in storage:
             self._static_local(node, ty)
             return
         coord = self.st.coord(node)
-        var = self.st.declare(
-            node.name, ty, "local", coord, plain=len(self.st.call_stack) == 1, name=self._skipped_name(node)
-        )
-        self.st.scopes.define(node.name, VarBinding(var.name, ty))
+        plain = len(self.st.call_stack) == 1
+        var = self.declare_var(node.name, ty, "local", coord, plain, self._skipped_name(node))
         self.initialize(var, node.init, out, coord)
 
-    def complete(
-        self, ty: CType, init: Any, node: Any
-    ) -> ir.IntType | ir.FloatType | ir.ArrayType | BlockType:
+    def declare_var(
+        self,
+        c_name: str,
+        ty: ir.IntType | ir.FloatType | ir.ArrayType | MultiArrayType,
+        kind: str,
+        coord: Coord | None,
+        plain: bool = True,
+        name: str | None = None,
+    ) -> ir.Var:
+        """A variable and its binding; a multi-dimensional array's shape is kept (`LowerState.shapes`)."""
+        st = self.st
+        var = st.declare(c_name, storage_type(ty), kind, coord, plain=plain, name=name)
+        st.scopes.define(c_name, VarBinding(var.name, var.type))
+        if isinstance(ty, MultiArrayType):
+            st.shapes[var.name] = tuple(d or 0 for d in ty.dims)
+        return var
+
+    def complete(self, ty: CType, init: Any, node: Any) -> Declared:
         """The declared type, with the size of `int a[] = {...}` taken from the initialiser."""
         if isinstance(ty, StructType):
             raise UnsupportedFeature(self.st.coord(node), "struct", f"variable of type {ty.name}")
-        if isinstance(ty, BlockType):
+        if isinstance(ty, (BlockType, ir.FloatType, VlaType)):
             return ty
-        if isinstance(ty, ir.FloatType):
-            return ty
+        if isinstance(ty, MultiArrayType):
+            return self._complete_multi(ty, init, node)
         if ty == VOID or not isinstance(ty, (ir.IntType, ir.ArrayType)):
             raise FrontendError(self.st.coord(node), "variable of type void")
         if isinstance(ty, ir.ArrayType) and ty.size is None:
@@ -259,6 +289,34 @@ class StmtLowerer(CallLowerer):
             indices = self.array_values(ty, init, []).keys()
             return ir.ArrayType(ty.elem, max(indices, default=-1) + 1)
         return ty
+
+    def _complete_multi(self, ty: MultiArrayType, init: Any, node: Any) -> MultiArrayType:
+        if ty.dims[0] is not None:
+            return ty
+        if not isinstance(init, c_ast.InitList):
+            raise FrontendError(self.st.coord(node), "array without a size")
+        rows = self.multi_values(ty.dims, init, [])[1]
+        return MultiArrayType(ty.elem, (rows, *ty.dims[1:]))
+
+    def _vla_local(self, node: c_ast.Decl, ty: VlaType, out: list[ir.Stmt]) -> None:
+        """`T a[n]`: a block (`memory`) of n elements, n evaluated now and assumed positive."""
+        coord = self.st.coord(node)
+        if node.init is not None:
+            raise FrontendError(coord, "variable-length array may not be initialized")
+        if "static" in (node.storage or []):
+            raise FrontendError(coord, "static variable-length array")
+        pos = len(out)
+        size = self.value(ty.dim, out)
+        if not isinstance(size.type, ir.IntType) or self.st.memory.is_pointer(size.type):
+            raise FrontendError(self.st.coord(ty.dim), "size of an array is not an integer")
+        size = self.protect(size, out, pos)
+        var = self.declare_block(node.name, BlockType(ty.elem), "local", coord, self._skipped_name(node))
+        self.st.memory.vlas.add(var.name)
+        length = self.st.memory.blocks[var.name]
+        assert isinstance(length.type, ir.IntType)
+        out.append(ir.Assume(self.binary(">", size, ir.Const(0, ir.INT), node), coord))
+        out.append(ir.Havoc(var.name, coord, UNINITIALISED))
+        out.append(ir.Assign(length.name, cexpr.convert(size, length.type), coord))
 
     def _block_local(self, node: c_ast.Decl, ty: BlockType, out: list[ir.Stmt]) -> None:
         coord = self.st.coord(node)
@@ -289,14 +347,16 @@ class StmtLowerer(CallLowerer):
             raise UnsupportedFeature(self.st.coord(node), "extern variable without a definition", node.name)
         self.st.scopes.define(node.name, binding)
 
-    def _static_local(self, node: c_ast.Decl, ty: ir.IntType | ir.FloatType | ir.ArrayType) -> None:
+    def _static_local(
+        self, node: c_ast.Decl, ty: ir.IntType | ir.FloatType | ir.ArrayType | MultiArrayType
+    ) -> None:
         coord = self.st.coord(node)
         key = (self.st.call_stack[-1], coord.line if coord else 0, coord.column if coord else 0)
         binding = self.st.statics.get(key)
         if binding is None:
-            var = self.st.declare(node.name, ty, "global", coord, plain=False)
+            var = self.declare_var(node.name, ty, "global", coord, plain=False)
             self.st.init += self.static_init(var, node.init, coord)
-            binding = self.st.statics[key] = VarBinding(var.name, ty)
+            binding = self.st.statics[key] = VarBinding(var.name, var.type)
         self.st.scopes.define(node.name, binding)
 
     def static_init(self, var: ir.Var, init: Any, coord: Coord | None) -> list[ir.Stmt]:
@@ -315,13 +375,14 @@ class StmtLowerer(CallLowerer):
                 out.append(ir.Assign(var.name, ir.Const(0, var.type), coord))
             elif init is None and isinstance(var.type, ir.FloatType):
                 out.append(ir.Assign(var.name, ir.FloatConst(0.0, var.type), coord))
-            elif init is None:
-                self.initialize(var, c_ast.InitList([]), out, coord)
-            else:
-                self.initialize(var, init, out, coord)
+            else:  # an array: all 0 already, as every variable starts (only listed values are stored)
+                self.initialize(var, c_ast.InitList([]) if init is None else init, out, coord, zero=True)
         return out
 
-    def initialize(self, var: ir.Var, init: Any, out: list[ir.Stmt], coord: Coord | None) -> None:
+    def initialize(
+        self, var: ir.Var, init: Any, out: list[ir.Stmt], coord: Coord | None, zero: bool = False
+    ) -> None:
+        """`var = init` where `var` is declared (`zero`: an array known to be all 0 here)."""
         if init is None:
             out.append(ir.Havoc(var.name, coord, UNINITIALISED))
             return
@@ -333,7 +394,7 @@ class StmtLowerer(CallLowerer):
             out.append(ir.Assign(var.name, self.converted(init, var.type, out), coord))
             return
         assert isinstance(var.type, ir.ArrayType)
-        self.array_initialize(var, var.type, init, out, coord)
+        self.array_initialize(var, var.type, init, out, coord, zero)
 
     def scalar(self, node: Any, out: list[ir.Stmt]) -> ir.Expr:
         value = self.value(node, out)
@@ -342,22 +403,70 @@ class StmtLowerer(CallLowerer):
         return value
 
     def array_initialize(
-        self, var: ir.Var, ty: ir.ArrayType, init: Any, out: list[ir.Stmt], coord: Coord | None
+        self, var: ir.Var, ty: ir.ArrayType, init: Any, out: list[ir.Stmt], coord: Coord | None, zero: bool
     ) -> None:
+        """`var = {...}`: the listed elements, every other one 0. A small array gets every element
+        stored (its old value is not read); a large one, or one known to be all 0 (`zero`), is
+        reset to `LowerState.zero_array` (or kept) and only its non-zero listed elements stored."""
         if not isinstance(init, c_ast.InitList):
             feature = (
                 "string literal" if isinstance(init, c_ast.Constant) else "array initialised from a non-list"
             )
             raise UnsupportedFeature(coord, feature)
+        shape = self.st.shapes.get(var.name)
+        values = self.multi_values(shape, init, out)[0] if shape else self.array_values(ty, init, out)
+        if len(values) > MAX_INIT_ARRAY:
+            raise UnsupportedFeature(coord, "large initializer list", f"{len(values)} elements")
         size = ty.size or 0
-        if size > MAX_INIT_ARRAY:
-            raise UnsupportedFeature(coord, "large initialised array", f"{size} elements")
-        values = self.array_values(ty, init, out)
-        array: ir.Expr = var
-        for i in range(size):
-            array = cexpr.store(array, ir.Const(i, ir.INT), values.get(i, ir.Const(0, ty.elem)))
-        out.append(ir.Havoc(var.name, coord, "array initializer"))
-        out.append(ir.Assign(var.name, array, coord))
+        if not zero and size <= MAX_INIT_ARRAY:
+            zeros = {i: ir.Const(0, ty.elem) for i in range(size)}
+            out.append(ir.Havoc(var.name, coord, "array initializer"))
+            out.append(ir.Assign(var.name, stores(var, zeros | values), coord))
+            return
+        listed = {i: v for i, v in values.items() if cexpr.const_value(cexpr.convert(v, ty.elem)) != 0}
+        if zero and not listed:
+            return
+        base = var if zero else self.st.zero_array(ty)
+        out.append(ir.Assign(var.name, stores(base, listed), coord))
+
+    def multi_values(
+        self, dims: tuple[int | None, ...], init: c_ast.InitList, out: list[ir.Stmt]
+    ) -> tuple[dict[int, ir.Expr], int]:
+        """The listed elements of a multi-dimensional array by flat index (nested lists, or braces
+        elided as C allows), and how many rows (elements of the first dimension) they start."""
+        values: dict[int, ir.Expr] = {}
+        used, rows = self._fill(dims, list(init.exprs), 0, 0, values, out)
+        if used < len(init.exprs):
+            raise FrontendError(self.st.coord(init), "too many initializers for the array")
+        return values, rows
+
+    def _fill(
+        self, dims: tuple[int | None, ...], items: list[Any], start: int, base: int,
+        values: dict[int, ir.Expr], out: list[ir.Stmt],
+    ) -> tuple[int, int]:  # fmt: skip
+        """Initialise the sub-array of shape `dims` at flat index `base` from items[start:] (a
+        sub-array without braces takes the items it needs); the next item and the rows started."""
+        stride = math.prod(d or 0 for d in dims[1:])
+        row, i = 0, start
+        while i < len(items) and (dims[0] is None or row < dims[0]):
+            item, at = items[i], base + row * stride
+            if isinstance(item, c_ast.NamedInitializer):  # (pycparser gives it no coordinate)
+                where = self.st.coord(item) or self.st.coord(item.expr) or self.st.coord(item.name[0])
+                raise UnsupportedFeature(where, "designated initializer", "in a multi-dimensional array")
+            if len(dims) == 1:
+                if isinstance(item, c_ast.InitList):
+                    raise UnsupportedFeature(self.st.coord(item), "nested initializer list")
+                values[at] = self.scalar(item, out)
+                i += 1
+            elif isinstance(item, c_ast.InitList):
+                used, _ = self._fill(dims[1:], list(item.exprs), 0, at, values, out)
+                if used < len(item.exprs):
+                    raise FrontendError(self.st.coord(item), "too many initializers for the array")
+                i += 1
+            else:
+                i = self._fill(dims[1:], items, i, at, values, out)[0]
+            row += 1
+        return i, row
 
     def array_values(self, ty: ir.ArrayType, init: c_ast.InitList, out: list[ir.Stmt]) -> dict[int, ir.Expr]:
         values: dict[int, ir.Expr] = {}
