@@ -18,6 +18,7 @@ from quokka.verifier import interp, ir
 from quokka.verifier.errors import FrontendError, UnsupportedFeature
 from quokka.verifier.frontend import lower_source, stmt
 from quokka.verifier.options import Options
+from quokka.verifier.replay import gcc_available
 from quokka.verifier.results import Verdict
 
 PRELUDE = """\
@@ -100,15 +101,6 @@ def test_large_arrays_lower_without_a_store_per_element() -> None:
 )
 def test_large_arrays_run_as_gcc_runs_them(inputs: list[int], outcome: str) -> None:
     _same_as_gcc(LARGE.replace("CHECK", LARGE_BUG), inputs, outcome)
-
-
-@needs_gcc
-def test_a_bug_through_large_arrays_is_found(tmp_path: Path) -> None:
-    assert _verify(tmp_path, LARGE.replace("CHECK", LARGE_BUG)) is Verdict.FALSE
-
-
-def test_large_arrays_are_proven(tmp_path: Path) -> None:
-    assert _verify(tmp_path, LARGE.replace("CHECK", LARGE_OK)) is Verdict.TRUE
 
 
 LOOP_INIT = (
@@ -205,15 +197,6 @@ def test_variable_length_arrays_in_a_loop_and_passed_to_a_function(inputs: list[
     _same_as_gcc(VLA_CALLS, inputs, outcome)
 
 
-@needs_gcc
-def test_a_bug_through_a_variable_length_array_is_found(tmp_path: Path) -> None:
-    assert _verify(tmp_path, VLA.replace("CHECK", "a[n - 1] == 10")) is Verdict.FALSE
-
-
-def test_a_variable_length_array_is_proven(tmp_path: Path) -> None:
-    assert _verify(tmp_path, VLA.replace("CHECK", "a[n - 1] != 2 * n - 2 || a[0] != 0")) is Verdict.TRUE
-
-
 @pytest.mark.parametrize(
     ("decl", "feature"),
     [
@@ -273,15 +256,6 @@ def test_a_multi_dimensional_array_is_stored_flat() -> None:
 def test_multi_dimensional_arrays_run_as_gcc_runs_them(inputs: list[int], outcome: str) -> None:
     _same_as_gcc(MULTI.replace("CHECK", MULTI_BUG), inputs, outcome)
     _same_as_gcc(MULTI.replace("CHECK", MULTI_OK), inputs, "exit")
-
-
-@needs_gcc
-def test_a_bug_through_a_multi_dimensional_array_is_found(tmp_path: Path) -> None:
-    assert _verify(tmp_path, MULTI.replace("CHECK", MULTI_BUG)) is Verdict.FALSE
-
-
-def test_a_multi_dimensional_array_is_proven(tmp_path: Path) -> None:
-    assert _verify(tmp_path, MULTI.replace("CHECK", MULTI_OK)) is Verdict.TRUE
 
 
 OUT_OF_ROW = (
@@ -405,15 +379,6 @@ def test_memset_and_memcpy_run_as_gcc_runs_them(inputs: list[int], outcome: str)
     _same_as_gcc(MEM.replace("CHECK", MEM_OK), inputs, "exit")
 
 
-@needs_gcc
-def test_a_bug_after_memset_is_found(tmp_path: Path) -> None:
-    assert _verify(tmp_path, MEM.replace("CHECK", MEM_BUG)) is Verdict.FALSE
-
-
-def test_memset_and_memcpy_are_proven(tmp_path: Path) -> None:
-    assert _verify(tmp_path, MEM.replace("CHECK", MEM_OK)) is Verdict.TRUE
-
-
 @pytest.mark.parametrize(
     ("call", "detail"),
     [
@@ -438,3 +403,27 @@ def test_other_memset_and_memcpy_calls_are_refused_where_they_are(call: str, det
     )
     exc = _unsupported(src, detail)
     assert exc.coord is not None and exc.coord.line == 5
+
+
+# ----------------------------------------------------------------------------- verdicts
+
+_GCC = [pytest.mark.needs_gcc, pytest.mark.skipif(not gcc_available(), reason="no C compiler")]
+
+
+@pytest.mark.parametrize(
+    ("program", "check", "verdict"),
+    [
+        pytest.param(LARGE, LARGE_BUG, Verdict.FALSE, marks=_GCC, id="large-bug"),
+        pytest.param(LARGE, LARGE_OK, Verdict.TRUE, id="large"),
+        pytest.param(VLA, "a[n - 1] == 10", Verdict.FALSE, marks=_GCC, id="vla-bug"),
+        pytest.param(VLA, "a[n - 1] != 2 * n - 2 || a[0] != 0", Verdict.TRUE, id="vla"),
+        pytest.param(MULTI, MULTI_BUG, Verdict.FALSE, marks=_GCC, id="multi-bug"),
+        pytest.param(MULTI, MULTI_OK, Verdict.TRUE, id="multi"),
+        pytest.param(MEM, MEM_BUG, Verdict.FALSE, marks=_GCC, id="memset-bug"),
+        pytest.param(MEM, MEM_OK, Verdict.TRUE, id="memset"),
+    ],
+)
+def test_bugs_are_found_and_the_fixed_programs_proven(
+    tmp_path: Path, program: str, check: str, verdict: Verdict
+) -> None:
+    assert _verify(tmp_path, program.replace("CHECK", check)) is verdict

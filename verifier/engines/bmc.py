@@ -37,6 +37,7 @@ from .bmc_unroll import (
 
 ENGINE = "bmc"
 _FRONTIER_SHARE = 0.1  # at most this share of the time left goes to one completeness query
+_ONLY_FRONTIER_SHARE = 0.8  # ... when one bound only is asked about
 _PREFERENCE_CAP_S = 5.0  # time for a nicer counterexample once one is found
 _STEP_SHARE = 0.25  # an incremental query may take this share of the time left ...
 _SLOW_S, _SLOW_SHARE = 1.0, 0.1  # ... but if it takes more than this, the session probes
@@ -118,7 +119,7 @@ class _Session:
         self.backend: _Backend = _Incremental(self.fm)
         self.probing = False
         self.unroller = Unroller(program, self.fm, cfg=self.cfg)
-        self.bound = 0
+        self.bound = self.start = 0
         self.checks = 0
         self.gave_up = ""
         self._any_error: z3.BoolRef | None = None
@@ -128,7 +129,7 @@ class _Session:
                 "assertions": self.fm.count, "probing": self.probing, **more}
 
     def run(self, start: int, max_bound: int, watch: Stopwatch) -> EngineResult:
-        self.bound = start
+        self.bound = self.start = start
         if self.settings.solving == "fresh":
             self._probe()
         else:
@@ -150,7 +151,7 @@ class _Session:
         """The answer after the error query at the current bound, or None to deepen."""
         if answer == z3.sat:
             return self._unsafe(self._preferred_model(), watch)
-        if answer == z3.unsat and self._complete():
+        if answer == z3.unsat and self._complete(only=self.bound == self.start == max_bound):
             if self.settings.track_undefined:
                 return self._defined_everywhere(watch)
             reason = f"bounded: no error within complete unwinding k={self.bound}"
@@ -242,8 +243,10 @@ class _Session:
             pass
         return model
 
-    def _complete(self) -> bool:
-        """Whether no path can run more than `bound` iterations of a loop."""
+    def _complete(self, only: bool) -> bool:
+        """Whether no path can run more than `bound` iterations of a loop. When it is the `only`
+        bound asked about (a certificate's, unrolled again), the query may take most of the time
+        left."""
         frontiers = self.unroller.frontiers()
         if not frontiers:
             return True
@@ -251,7 +254,7 @@ class _Session:
             return False
         lit = self.fm.fresh("frontier")
         self.fm.add(z3.Implies(lit, z3.Or(*frontiers)))
-        cap = max(0.5, self.budget.remaining() * _FRONTIER_SHARE)
+        cap = max(0.5, self.budget.remaining() * (_ONLY_FRONTIER_SHARE if only else _FRONTIER_SHARE))
         return bool(self._check([lit], cap, what="completeness") == z3.unsat)
 
     # --- counterexamples
