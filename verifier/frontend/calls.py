@@ -37,7 +37,7 @@ from ..properties import NO_OVERFLOW, UNREACH_CALL
 from .ctype import STDINT_TYPES, CType, Signature
 from .memcalls import MEMORY_FUNCTIONS, MemoryCalls
 from .memory import BlockType
-from .state import BlockParam, LowerState, PointerArgument, RefBinding, VarBinding
+from .state import Arguments, BlockParam, LowerState, PointerArgument, RefBinding, VarBinding
 
 ASSERT_FAIL_FUNCTIONS = frozenset({"__assert_fail", "__assert_perror_fail", "__assert"})  # glibc's
 ERROR_FUNCTIONS = frozenset({"reach_error", "__VERIFIER_error", *ASSERT_FAIL_FUNCTIONS})
@@ -151,13 +151,9 @@ class CallLowerer(MemoryCalls):
         self.reading = call_reading(st.property_name)
 
     def function_body(
-        self,
-        fdef: c_ast.FuncDef,
-        sig: Signature,
-        args: list[ir.Expr | PointerArgument],
-        ret: ir.Var | None,
-        coord: Any,
+        self, fdef: c_ast.FuncDef, sig: Signature, args: Arguments, ret: ir.Var | None, coord: Any
     ) -> list[ir.Stmt]:
+        """The statements of `fdef`'s body inlined for one call (`stmt.StmtLowerer` lowers them)."""
         raise NotImplementedError
 
     def call(self, node: c_ast.FuncCall, out: list[ir.Stmt], want: bool) -> ir.Expr | None:
@@ -453,7 +449,7 @@ class CallLowerer(MemoryCalls):
 
     def parameters(
         self, sig: Signature, name: str, args: list[Any], out: list[ir.Stmt]
-    ) -> list[ir.Expr | PointerArgument]:
+    ) -> Arguments:
         """The arguments of a call to `name` (defined): values, left to right, and for each
         pointer-to-integer parameter what it is bound to (`pointer_argument`)."""
         params = sig.params or ()

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cexpr import CTypes
 from ..errors import Coord, UnsupportedFeature
-from ..ir import ArrayType, IntType, LoopInfo, Stmt, Type, Var, VarDecl
+from ..ir import ArrayType, Expr, IntType, LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
 from .gotos import GotoContext
@@ -63,6 +63,7 @@ class RefBinding:
 
 Binding = VarBinding | ConstBinding | TypedefBinding | PoisonBinding | RefBinding
 PointerArgument = BlockParam | RefBinding  # what a pointer parameter is bound to (`calls`)
+Arguments = list[Expr | PointerArgument]  # a call's arguments: values, or what pointers are bound to
 
 
 @dataclass

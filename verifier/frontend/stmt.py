@@ -18,9 +18,9 @@ from .ctype import VOID, CType, MultiArrayType, Signature, StructType, VlaType
 from .gotos import GotoContext, GotoPlan, plan_gotos
 from .memory import BlockType
 from .state import (
+    Arguments,
     BlockParam,
     LowerState,
-    PointerArgument,
     PoisonBinding,
     RefBinding,
     TypedefBinding,
@@ -129,12 +129,7 @@ class StmtLowerer(CallLowerer):
     # ------------------------------------------------------------------ functions
 
     def function_body(
-        self,
-        fdef: c_ast.FuncDef,
-        sig: Signature,
-        args: list[ir.Expr | PointerArgument],
-        ret: ir.Var | None,
-        coord: Any,
+        self, fdef: c_ast.FuncDef, sig: Signature, args: Arguments, ret: ir.Var | None, coord: Any
     ) -> list[ir.Stmt]:
         st = self.st
         saved, depth = (st.scopes, st.breakables, st.gotos), len(st.loop_stack)
