@@ -62,6 +62,9 @@ def installed(monkeypatch, tmp_path: Path) -> Path:
     return adapter
 
 
+DEFAULTS = len(Options().proposers)  # dynamic, arrays, annotations
+
+
 def names(found):
     return [getattr(p, "name", "") for p in found]
 
@@ -73,32 +76,32 @@ def llm_of(found):
 
 def test_the_installed_model_joins_escalating_when_auto_is_on(installed):
     found = proposers.make_proposers(Options(), ModelSettings(auto=True))
-    assert "dynamic" in names(found) and len(found) == 3
+    assert "dynamic" in names(found) and len(found) == DEFAULTS + 1
     assert llm_of(found).config.escalate
     asked_at_once = proposers.make_proposers(Options(), ModelSettings(auto=True, escalate=False))
     assert not llm_of(asked_at_once).config.escalate  # `llm_escalate = false` is heard
 
 
 def test_the_installed_model_stays_out_when_auto_is_off_or_the_model_is_none(installed):
-    assert len(proposers.make_proposers(Options(), ModelSettings(auto=False))) == 2
+    assert len(proposers.make_proposers(Options(), ModelSettings(auto=False))) == DEFAULTS
     found = proposers.make_proposers(Options(), ModelSettings(model="none", auto=True))
-    assert names(found) == ["dynamic", "annotation"]
+    assert names(found) == ["dynamic", "arrays", "annotation"]
 
 
 def test_no_model_joins_when_none_is_installed(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
-    assert len(proposers.make_proposers(Options(), ModelSettings(auto=True))) == 2
+    assert len(proposers.make_proposers(Options(), ModelSettings(auto=True))) == DEFAULTS
 
 
 def test_model_auto_is_the_installed_model_escalating_whatever_llm_auto_says(installed):
     found = proposers.make_proposers(Options(), ModelSettings(model="auto", auto=False))
-    assert len(found) == 3 and llm_of(found).config.escalate
+    assert len(found) == DEFAULTS + 1 and llm_of(found).config.escalate
 
 
 def test_model_auto_without_the_installed_model_is_no_model(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
     found = proposers.make_proposers(Options(), ModelSettings(model="auto"))
-    assert names(found) == ["dynamic", "annotation"]
+    assert names(found) == ["dynamic", "arrays", "annotation"]
 
 
 def test_only_a_named_model_or_an_endpoint_is_awaited_for_its_report():
