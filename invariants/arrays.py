@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from quokka.verifier.cexpr import uncast
 from quokka.verifier.ir import (
     BOUND,
     INT,
+    LLONG,
     ArrayType,
     Assign,
     Binary,
-    Cast,
     Const,
     Expr,
     Forall,
@@ -41,7 +42,6 @@ from .protocol import Candidate, ProposalContext
 from .structure import assigned_in, comparisons, find_loop, substitute
 
 NAME = "arrays"
-LONG_LONG = IntType("long long", 64, True)
 OFFSETS = (-1, 0, 1, 2)  # a counter's distance from the edge of the covered range
 BOUND_NAMES = ("k", "j", "m", "q", "idx")
 
@@ -75,7 +75,7 @@ def _untouched(program: Program) -> list[Expr]:
     for v in program.variables:
         ty = v.type
         if isinstance(ty, ArrayType) and ty.size is not None and v.name not in written:
-            index = INT if ty.size <= INT.max else LONG_LONG
+            index = INT if ty.size <= INT.max else LLONG
             k = Var(BOUND + "k", index)
             zero = Binary("==", Select(Var(v.name, ty), k, ty.elem), Const(0, ty.elem), INT)
             out.append(Forall(k, Const(0, index), Const(ty.size, index), zero))
@@ -123,8 +123,7 @@ def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
 
 def _variable(e: Expr) -> Var | None:
     """The integer variable `e` is, under casts that keep its value; else None."""
-    while isinstance(e, Cast) and isinstance(e.operand.type, IntType) and e.type.contains(e.operand.type):
-        e = e.operand
+    e = uncast(e)
     return e if isinstance(e, Var) and isinstance(e.type, IntType) else None
 
 

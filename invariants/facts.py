@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Unary, Var, VarDecl
+from quokka.verifier.ir import INT, INT128, LLONG, Binary, Cast, Const, Expr, IntType, Unary, Var, VarDecl
 
 from .polynomial import Monomial, Poly, degree
 
-INT128 = IntType("__int128", 128, True)
 _COMPARISONS = frozenset({"==", "<=", ">=", "<", ">", "!="})
 
 
@@ -81,7 +80,7 @@ def long_long(decls: Mapping[str, VarDecl]) -> IntType:
     for d in decls.values():
         if isinstance(d.type, IntType) and d.type.name == "long long":
             return d.type
-    return IntType("long long", 64, True)
+    return LLONG
 
 
 class ExprBuilder:

@@ -99,6 +99,15 @@ def _folded(value: int, ty: ir.IntType) -> ir.Const | None:
     return ir.Const(value, ty) if semantics.in_range(value, ty) else None
 
 
+def uncast(e: ir.Expr) -> ir.Expr:
+    """`e` without its outer casts that keep every value."""
+    while isinstance(e, ir.Cast) and isinstance(e.operand.type, ir.IntType):
+        if e.type.is_bool or not e.type.contains(e.operand.type):
+            break
+        e = e.operand
+    return e
+
+
 def fold(e: ir.Expr) -> ir.Expr:
     """`e` with its top operator evaluated when all operands are constants and the result fits."""
     try:

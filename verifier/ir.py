@@ -129,6 +129,7 @@ def int_types(data_model: str) -> dict[str, IntType]:
 
 INT = IntType("int", 32, True)
 UINT = IntType("unsigned int", 32, False)
+LLONG = IntType("long long", 64, True)
 INT128 = IntType("__int128", 128, True)  # gcc's, on LP64 targets (x86-64): no C declaration has it
 FLOAT = FloatType("float", 8, 24)
 DOUBLE = FloatType("double", 11, 53)

@@ -28,10 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import semantics
-from .cexpr import fold, is_boolean, rank
+from .cexpr import fold, is_boolean, rank, uncast
 from .ir import (
     COMPARE_OPS,
     INT,
+    INT128,
+    LLONG,
     LOGIC_OPS,
     Binary,
     Cast,
@@ -46,8 +48,6 @@ from .ir import (
 )
 
 MAX_DEPTH = 100
-LLONG = IntType("long long", 64, True)
-INT128 = IntType("__int128", 128, True)
 _LINEAR_OPS = frozenset({"+", "-", "*"})
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
@@ -342,16 +342,7 @@ def _node(e: Expr) -> Expr:
 def _value(e: Expr) -> Expr:
     """`e` displayed where only its value counts (a truth value, an index): the casts that keep
     every value (`(long long)u` for an unsigned `u`) can go."""
-    return _uncast(_display(_uncast(e)))
-
-
-def _uncast(e: Expr) -> Expr:
-    """`e` without its outer casts that keep every value."""
-    while isinstance(e, Cast) and isinstance(e.operand.type, IntType):
-        if e.type.is_bool or not e.type.contains(e.operand.type):
-            break
-        e = e.operand
-    return e
+    return uncast(_display(uncast(e)))
 
 
 def _atom(e: Expr) -> Expr:

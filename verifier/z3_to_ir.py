@@ -15,10 +15,8 @@ from collections.abc import Callable, Mapping
 import z3
 
 from .errors import QuokkaError
-from .ir import INT, ArrayType, Binary, Cast, Const, Expr, IntType, Ite, Select, Unary, Var
+from .ir import INT, INT128, LLONG, ArrayType, Binary, Cast, Const, Expr, IntType, Ite, Select, Unary, Var
 
-LLONG = IntType("long long", 64, True)
-INT128 = IntType("__int128", 128, True)
 _ARITH_TYPES = (INT, LLONG, INT128)
 
 

@@ -18,7 +18,7 @@ from pycparser.c_parser import Coord as PCoord
 
 from ..cexpr import CTypes
 from ..errors import Coord, InputError, UnsupportedFeature
-from ..ir import BOUND, Binary, Cast, Const, Expr, Forall, IntType, Program, Stmt, Var
+from ..ir import BOUND, LLONG, Binary, Cast, Const, Expr, Forall, IntType, Program, Stmt, Var
 from .coords import CoordMap
 from .ctype import STDINT_TYPES, canonical_int_name
 from .expr import ExprLowerer
@@ -266,13 +266,12 @@ def _lower_invariant(st: LowerState, node: Any) -> Expr:
 
 
 _FORALL = re.compile(r"\s*\\forall\s+(\w+(?:\s+\w+)*?)\s+([A-Za-z_]\w*)\s*;(.*)", re.S)
-_INTEGER = IntType("long long", 64, True)  # ACSL's `integer`: wide enough for C's bounds up to long long
 
 
 def _lower_forall(st: LowerState, scope: set[str], data_model: str, m: re.Match[str]) -> Expr:
     """`\\forall T k; lo <= k < hi ==> body` as a `Forall` over `k` of type T (`integer`: long long)."""
     words, name, rest = m.group(1).split(), m.group(2), m.group(3)
-    ty = _INTEGER if words == ["integer"] else _bound_type(words, data_model)
+    ty = LLONG if words == ["integer"] else _bound_type(words, data_model)  # `integer`: C's bounds fit
     condition, body = _split_at(rest, "==>")
     lo_text, lo_op, hi_op, hi_text = _range(condition, name)
     k = Var(BOUND + name, ty)
