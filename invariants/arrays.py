@@ -83,12 +83,11 @@ def _untouched(program: Program) -> list[Expr]:
 
 
 def _filled(program: Program, loop: Loop) -> list[Expr]:
-    scope = {name for _, name in program.loop(loop.id).scope}
-    arrays = {v.name for v in program.variables if isinstance(v.type, ArrayType) and v.name in scope}
+    scope = dict(program.loop(loop.id).scope)  # C name -> IR name
+    arrays = {v.name for v in program.variables if isinstance(v.type, ArrayType) and v.name in scope.values()}
     if not arrays:
         return []
-    taken = {c for c, _ in program.loop(loop.id).scope}
-    bound = next((n for n in BOUND_NAMES if n not in taken), "k_")
+    bound = next((n for n in BOUND_NAMES if n not in scope), "k_")
     counters = _counters(program, loop)
     limits = _limits(program, _all_counters(program))
     out: dict[Expr, None] = {}
