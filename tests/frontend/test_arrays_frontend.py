@@ -138,7 +138,7 @@ def test_an_array_in_a_loop_is_reset_for_the_verifier_too(tmp_path: Path) -> Non
 
 def test_the_limit_is_on_listed_elements_not_on_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
     lower_source("int main(void) { int a[16000000] = {1, [15999999] = 2}; return a[0]; }", "t.c")
-    monkeypatch.setattr(stmt, "MAX_INIT_ARRAY", 4)  # (a list of 4097 takes pycparser seconds)
+    monkeypatch.setattr(stmt, "MAX_ELEMENT_STORES", 4)  # (a list of 4097 takes pycparser seconds)
     _unsupported("int main(void) { int a[6000] = {1, 2, 3, 4, 5}; return a[0]; }", "large initializer list")
 
 

@@ -9,10 +9,10 @@ bytes give it:
 * `memset(a, c, n)` sets each byte to `(unsigned char)c`, so each element is that byte repeated
   (for an `int`, 0 gives 0 and 0xff gives -1); a non-constant `c` is supported for 1-byte
   elements only, and a `_Bool` only takes the bytes 0 and 1.
-* The whole of a large array (over `MAX_INIT_ARRAY` elements) set to 0 is assigned the all-zero
-  array (`LowerState.zero_array`); a small one, or a prefix of at most `MAX_INIT_ARRAY` elements,
+* The whole of a large array (over `MAX_ELEMENT_STORES` elements) set to 0 is assigned the all-zero
+  array (`LowerState.zero_array`); a small one, or a prefix of at most `MAX_ELEMENT_STORES` elements,
   is stored element by element. `memcpy` of a whole array onto another of the same type is one
-  assignment; of a prefix of at most `MAX_INIT_ARRAY` elements, one store per element.
+  assignment; of a prefix of at most `MAX_ELEMENT_STORES` elements, one store per element.
 
 Everything else (a length past the end, which C leaves undefined, part of a large array, a
 non-zero fill of a large array, a block from `malloc`, a pointer that is not an array's name, an
@@ -34,7 +34,7 @@ from .state import VarBinding
 MEMSET_FUNCTIONS = frozenset({"memset", "__builtin_memset"})
 MEMCPY_FUNCTIONS = frozenset({"memcpy", "__builtin_memcpy"})
 MEMORY_FUNCTIONS = MEMSET_FUNCTIONS | MEMCPY_FUNCTIONS
-MAX_ELEMENT_STORES = 4096  # as `stmt.MAX_INIT_ARRAY`: explicit stores one call may make
+MAX_ELEMENT_STORES = 4096  # explicit element stores one statement may make (a call, an initializer)
 WHOLE = -1  # an element count: the whole array
 
 

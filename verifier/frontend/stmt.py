@@ -16,6 +16,7 @@ from ..errors import Coord, FrontendError, UnsupportedFeature
 from .calls import CallLowerer
 from .ctype import VOID, CType, MultiArrayType, Signature, StructType, VlaType
 from .gotos import GotoContext, GotoPlan, plan_gotos
+from .memcalls import MAX_ELEMENT_STORES  # larger arrays: one reset, then the listed elements
 from .memory import BlockType
 from .state import (
     Arguments,
@@ -29,7 +30,6 @@ from .state import (
 from .switch import find_node, lower_switch
 
 MAX_STATEMENTS = 300_000
-MAX_INIT_ARRAY = 4096  # elements: a larger array is reset by one assignment, its listed ones stored
 Declared = ir.IntType | ir.FloatType | ir.ArrayType | BlockType | VlaType | MultiArrayType
 
 
@@ -410,10 +410,10 @@ class StmtLowerer(CallLowerer):
             raise UnsupportedFeature(coord, feature)
         shape = self.st.shapes.get(var.name)
         values = self.multi_values(shape, init, out)[0] if shape else self.array_values(ty, init, out)
-        if len(values) > MAX_INIT_ARRAY:
+        if len(values) > MAX_ELEMENT_STORES:
             raise UnsupportedFeature(coord, "large initializer list", f"{len(values)} elements")
         size = ty.size or 0
-        if not zero and size <= MAX_INIT_ARRAY:
+        if not zero and size <= MAX_ELEMENT_STORES:
             zeros = {i: ir.Const(0, ty.elem) for i in range(size)}
             out.append(ir.Havoc(var.name, coord, "array initializer"))
             out.append(ir.Assign(var.name, stores(var, zeros | values), coord))
