@@ -30,6 +30,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--data", type=Path, required=True, help="folder with train.jsonl and val.jsonl")
     p.add_argument("--out", type=Path, required=True, help="output model folder")
     p.add_argument("--lora", action="store_true", help="train LoRA adapters (needs peft), merged on export")
+    p.add_argument("--adapter", type=Path, metavar="DIR",
+                   help="with --lora: train on from this adapter (e.g. the shipped quokka-smollm2's)")
     p.add_argument("--epochs", type=positive_float, default=1.0)
     p.add_argument("--max-steps", type=positive_int, default=-1, help="stop after N optimizer steps")
     p.add_argument("--max-minutes", type=minutes, help="stop after this much training time (then export)")
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         base = base_directory(args.base)
+        if args.adapter is not None and not (args.lora and (args.adapter / "adapter_config.json").is_file()):
+            raise QuokkaError(f"--adapter {args.adapter}: needs --lora and a folder with adapter_config.json")
     except QuokkaError as exc:
         sys.stderr.write(f"quokka finetune: {exc}\n")
         return 2
@@ -82,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         base_name=found.name if (found := _named(args.base)) else None,
         init_small=args.init_small,
         lora=args.lora,
+        adapter=args.adapter,
         epochs=args.epochs,
         max_steps=args.max_steps,
         bf16=args.bf16,

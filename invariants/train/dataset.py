@@ -106,9 +106,12 @@ def build(
     seed: int = 0,
     assertions: bool = True,
     in_loop_share: float = IN_LOOP_SHARE,
+    val_families: Sequence[str] | None = None,
 ) -> DatasetSummary:
     """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
-    With `assertions`, the named programs' own assertions are targets too (`assertion_targets`)."""
+    With `assertions`, the named programs' own assertions are targets too (`assertion_targets`).
+    `val_families` pins the validation families (so that adding a source keeps the split); else
+    `split_families` draws them."""
     out.mkdir(parents=True, exist_ok=True)
     targets = [t for s in sources for t in read_source(s)]
     if assertions:
@@ -117,7 +120,12 @@ def build(
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
-    train_f, val_f = split_families([f for f in families if not f.startswith(SYNTHETIC)], val_fraction, seed)
+    named = [f for f in families if not f.startswith(SYNTHETIC)]
+    if val_families is None:
+        train_f, val_f = split_families(named, val_fraction, seed)
+    else:
+        val_f = sorted(set(val_families))
+        train_f = sorted(set(named) - set(val_f))
     val_set = set(val_f)
     train = [e for e in examples if e["meta"]["family"] not in val_set]
     val = [e for e in examples if e["meta"]["family"] in val_set]
@@ -186,6 +194,12 @@ def register(subparsers: Any) -> None:
         help=f"share of synthetic programs that assert their invariant in the loop (default {IN_LOOP_SHARE})",
     )
     b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
+    b.add_argument(
+        "--val-families",
+        type=_families,
+        metavar="F,...",
+        help="validate on these families (comma-separated) instead of drawing --val-fraction of them",
+    )
     b.add_argument("--seed", type=cli_args.seed, default=0)
     b.add_argument(
         "--assertions",
@@ -206,6 +220,13 @@ def _share(text: str) -> float:
     return value
 
 
+def _families(text: str) -> list[str]:
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected family names separated by commas")
+    return names
+
+
 def run_build(args: argparse.Namespace) -> int:
     try:
         s = build(
@@ -217,6 +238,7 @@ def run_build(args: argparse.Namespace) -> int:
             seed=args.seed,
             assertions=args.assertions,
             in_loop_share=args.synthetic_in_loop,
+            val_families=args.val_families,
         )
     except QuokkaError as exc:
         sys.stderr.write(f"quokka dataset: {exc}\n")

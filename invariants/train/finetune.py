@@ -52,6 +52,7 @@ class FinetuneConfig:
     max_minutes: float | None = None  # stop (and export) after this much training time
     device: str = "auto"  # "cpu", "cuda" or "auto" (cuda when there is one)
     base_name: str | None = None  # the base's model name (`quokka model list`), when --base gave one
+    adapter: Path | None = None  # a LoRA adapter to train on from (with `lora`), instead of fresh ones
 
 
 @dataclass(frozen=True)
@@ -184,12 +185,15 @@ def _base_dtype(config: FinetuneConfig) -> Any:
     return torch.bfloat16 if config.lora and config.bf16 else torch.float32
 
 
-def apply_lora(model: Any) -> Any:
-    """Rank-8 adapters on every linear layer but the output head (about 2 % of SmolLM2-135M)."""
+def apply_lora(model: Any, adapter: Path | None = None) -> Any:
+    """Rank-8 adapters on every linear layer but the output head (about 2 % of SmolLM2-135M); or
+    `adapter`'s, trainable and in float32 (a shipped adapter is stored in bfloat16)."""
     try:
-        from peft import LoraConfig, get_peft_model
+        from peft import LoraConfig, PeftModel, get_peft_model
     except ImportError as exc:
         raise FinetuneError("--lora needs the optional package `peft` (pip install peft)") from exc
+    if adapter is not None:
+        return _trainable_adapter(PeftModel, model, adapter)
     lora = LoraConfig(
         r=LORA_RANK,
         lora_alpha=2 * LORA_RANK,
@@ -198,6 +202,19 @@ def apply_lora(model: Any) -> Any:
         target_modules="all-linear",
     )
     return get_peft_model(model, lora)
+
+
+def _trainable_adapter(peft_model: Any, model: Any, adapter: Path) -> Any:
+    import torch
+
+    try:
+        tuned = peft_model.from_pretrained(model, str(adapter), is_trainable=True)
+    except (OSError, ValueError) as exc:
+        raise FinetuneError(f"cannot load a LoRA adapter from {adapter}: {exc}") from exc
+    for param in tuned.parameters():
+        if param.requires_grad:
+            param.data = param.data.to(torch.float32)
+    return tuned
 
 
 def training_args(config: FinetuneConfig, use_bf16: bool) -> Any:
@@ -254,7 +271,7 @@ def finetune(config: FinetuneConfig) -> FinetuneSummary:
     train, long_train = encode_all(tok, train_rows, max_len)
     val, long_val = encode_all(tok, val_rows, max_len)
     if config.lora:
-        model = apply_lora(model)
+        model = apply_lora(model, config.adapter)
     if config.device == "cuda" and not torch.cuda.is_available():
         raise FinetuneError("--device cuda: no CUDA device is available")
     use_bf16 = config.bf16 and (torch.cuda.is_available() or cpu_has_bf16())

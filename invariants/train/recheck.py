@@ -12,7 +12,7 @@ from pathlib import Path
 
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
-from quokka.verifier.errors import QuokkaError
+from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
 from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, bounded_recursion, operands
 from quokka.verifier.meaning import SolverError, always_true
@@ -61,12 +61,24 @@ def check_target(target: Target, timeout_s: float = 10.0) -> Checked:
         useless = uninformative(program, expr) or bounded_recursion(program)
         if useless:
             return Checked(target, False, info.insert_after_line, useless)
-        obligations = check(program, {info.id: expr}, Budget.of(timeout_s))
+        invariants = {**context_invariants(program, target), info.id: expr}
+        obligations = check(program, invariants, Budget.of(timeout_s))
     except (QuokkaError, OSError, RecursionError, SolverError) as exc:
         return Checked(target, False, target.after_line, f"{type(exc).__name__}: {exc}")
     bad = [o for o in obligations.items if o.kind in (*INDUCTIVE_KINDS, "input") and not o.valid]
     reason = "; ".join(o.reason for o in bad) if bad else "inductive"
     return Checked(target, not bad, info.insert_after_line, reason)
+
+
+def context_invariants(program: Program, target: Target) -> dict[str, Expr]:
+    """The invariants of `target.context` by loop id (QuokkaError when one does not parse)."""
+    out = {}
+    for line, text in target.context:
+        info = loop_for(program, Target(target.file, line, text, target.origin))
+        if info is None:
+            raise InputError(None, f"{target.file}: no loop at line {line} for a context invariant")
+        out[info.id] = parse_invariant(text, program, info.id)
+    return out
 
 
 def uninformative(program: Program, expr: Expr) -> str | None:
@@ -93,7 +105,10 @@ def _is_point(e: Expr) -> bool:
 
 def cache_key(target: Target) -> str:
     program = target.file.read_bytes()
-    return content_key(RECHECK_VERSION, program, str(target.after_line), target.line_kind, target.invariant)
+    context = [f"{line}:{text}" for line, text in target.context]
+    return content_key(
+        RECHECK_VERSION, program, str(target.after_line), target.line_kind, target.invariant, *context
+    )
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,9 @@ class Target:
     """A candidate training target: invariant `invariant` inserted after line `after_line` of `file`.
 
     `line_kind` says how `after_line` locates the loop: "insert" (after this line) or "below" (the
-    first loop below an ACSL annotation ending on this line).
+    first loop below an ACSL annotation ending on this line). `context` holds the invariants of the
+    program's other loops, `(after_line, invariant)`, that the target is checked together with: the
+    parts of one certificate at nested loops are often inductive only together.
     """
 
     file: Path
@@ -45,6 +47,7 @@ class Target:
     invariant: str
     origin: str
     line_kind: str = "insert"
+    context: tuple[tuple[int, str], ...] = ()
 
 
 def data_model_of(c_file: Path) -> str:
@@ -123,16 +126,19 @@ def read_results_db(path: Path) -> Iterator[Target]:
 def targets_of_row(program: str, invariants: Any, origin: str) -> Iterator[Target]:
     """The targets of one `results` row (its `invariants` column as JSON text or a parsed list):
     per loop, the conjunction of the certificate's invariants there (its parts are often
-    inductive only together), then each of several parts on its own (kept if inductive alone)."""
+    inductive only together), then each of several parts on its own (kept if inductive alone);
+    each with the certificate's other loops as its `context`."""
     items = json.loads(invariants) if isinstance(invariants, str) else invariants
     by_line: dict[int, list[str]] = {}
     for item in items or ():
         if isinstance(item, dict) and isinstance(item.get("line"), int) and item.get("expr"):
             by_line.setdefault(item["line"], []).append(str(item["expr"]))
+    whole = {line: " && ".join(_conjunct(e) for e in exprs) for line, exprs in by_line.items()}
     for line, exprs in by_line.items():
-        yield Target(Path(program), line, " && ".join(_conjunct(e) for e in exprs), origin)
+        context = tuple((other, inv) for other, inv in whole.items() if other != line)
+        yield Target(Path(program), line, whole[line], origin, context=context)
         if len(exprs) > 1:
-            yield from (Target(Path(program), line, e, origin) for e in exprs)
+            yield from (Target(Path(program), line, e, origin, context=context) for e in exprs)
 
 
 def _conjunct(expr: str) -> str:

@@ -232,3 +232,56 @@ def test_command_line_sets_the_in_loop_share_and_refuses_a_bad_one(
     with pytest.raises(SystemExit):
         main([*args, "--synthetic-in-loop", "1.5"])
     assert "expected a number from 0 to 1, got '1.5'" in capsys.readouterr().err
+
+
+EUCLID = """extern int __VERIFIER_nondet_int(void);
+void reach_error(void) {}
+int main() {
+    int x = __VERIFIER_nondet_int();
+    int y = __VERIFIER_nondet_int();
+    if (!(x >= 1 && y >= 1 && x <= 1000 && y <= 1000)) return 0;
+    int a = x, b = y, c = 0, k = 0;
+    while (b != 0) {
+        c = a;
+        k = 0;
+        while (c >= b) {
+            c = c - b;
+            k = k + 1;
+        }
+        a = b;
+        b = c;
+    }
+    if (a < 1) reach_error();
+    return 0;
+}
+"""
+
+
+def test_a_nested_certificate_is_checked_with_its_other_loops(tmp_path: Path) -> None:
+    """The outer loop's `b >= 0` needs the inner loop's `c >= 0`: each target carries the other
+    loop's invariant as its context, and is proven with it, not with `true` there."""
+    c = tmp_path / "p.c"
+    c.write_text(EUCLID)
+    cert = [{"line": 8, "expr": "a >= 1 && b >= 0"}, {"line": 11, "expr": "c >= 0 && b >= 1"}]
+    outer, inner = targets_of_row(str(c), json.dumps(cert), "r.sqlite")
+    assert outer.context == ((11, "c >= 0 && b >= 1"),) and inner.context == ((8, "a >= 1 && b >= 0"),)
+    assert check_target(outer).proven and check_target(inner).proven
+    alone = Target(c, 8, outer.invariant, "t")
+    assert not check_target(alone).proven
+    wrong = Target(c, 8, outer.invariant, "t", context=((11, "c >= 1"),))  # not inductive itself
+    assert not check_target(wrong).proven
+    nowhere = Target(c, 8, outer.invariant, "t", context=((3, "c >= 0"),))
+    assert "no loop at line 3" in check_target(nowhere).reason
+
+
+def test_the_validation_families_can_be_pinned(tmp_path: Path) -> None:
+    for name in ("alpha_1.c", "beta_2.c", "gamma-ll_3.c"):
+        (tmp_path / name).write_text(ACSL)
+    src = tmp_path / "invariants.jsonl"
+    found = {"alpha_1.c": "i <= n", "beta_2.c": "i >= 0", "gamma-ll_3.c": "i <= n && i >= 0"}
+    rows = [json.dumps({"file": f, "after_line": 8, "invariant": e}) for f, e in found.items()]
+    src.write_text("\n".join(rows) + "\n")
+    s = build([src], tmp_path / "ds", val_families=["beta", "gamma"], assertions=False)
+    split = json.loads((tmp_path / "ds" / "split.json").read_text())
+    assert (split["train_families"], split["val_families"]) == (["alpha"], ["beta", "gamma"])
+    assert (s.train, s.val) == (1, 2)

@@ -82,3 +82,23 @@ def test_the_answer_loss_equals_the_full_next_token_loss(lora_run: Path) -> None
         target = batch["labels"][:, 1:]
         reference = torch.nn.functional.cross_entropy(full.reshape(-1, full.shape[-1]), target.reshape(-1))
     assert abs(float(ours) - float(reference)) < 1e-4
+
+
+def test_training_goes_on_from_a_shipped_adapter(lora_run: Path, tmp_path: Path) -> None:
+    """`--adapter`: the adapter's weights are the start (trainable, in float32), not fresh ones."""
+    from quokka.invariants.train.finetune import FinetuneConfig, finetune
+    from safetensors.torch import load_file
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text(rows(4))
+    config = FinetuneConfig(data=data, out=tmp_path / "on", base=lora_run / "init", lora=True,
+                            adapter=lora_run / "adapter", max_steps=1, batch_size=2, lr=1e-9,
+                            save_steps=100, progress=False)  # fmt: skip
+    finetune(config)
+    before = load_file(str(lora_run / "adapter" / "adapter_model.safetensors"))
+    after = load_file(str(tmp_path / "on" / "adapter" / "adapter_model.safetensors"))
+    assert before.keys() == after.keys()
+    b_keys = [k for k in before if "lora_B" in k]
+    assert any(float(before[k].abs().max()) > 0 for k in b_keys)  # fresh adapters start with B = 0
+    assert all(float((before[k].float() - after[k].float()).abs().max()) < 1e-3 for k in b_keys)
