@@ -126,3 +126,16 @@ def test_the_budget_schedule_decays_the_rate_to_zero_with_the_clock() -> None:
         schedule.step()
         rates.append(optimizer.param_groups[0]["lr"])
     assert rates == [0.5, 0.375, 0.25, 0.0, 0.0]
+
+
+def test_an_adapter_without_lora_or_config_is_refused(
+    dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quokka.verifier.cli import main
+
+    base = ["finetune", "--init-small", "tiny", "--data", str(dataset_dir), "--out", str(tmp_path / "o")]
+    assert main([*base, "--adapter", str(tmp_path)]) == 2
+    assert main([*base, "--lora", "--adapter", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("needs --lora and a folder with adapter_config.json") == 2
+    assert not (tmp_path / "o").exists()
