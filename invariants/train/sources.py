@@ -1,7 +1,8 @@
 """Where training invariants come from; each SOURCE is recognised by its form.
 
 - `*.jsonl`: one object per line, `file` (relative to the JSONL's folder), `after_line` (the loop
-  keyword's line, `LoopInfo.insert_after_line`), `invariant` (a C expression).
+  keyword's line, `LoopInfo.insert_after_line`), `invariant` (a C expression), and optionally
+  `context`: `[after_line, invariant]` pairs of the program's other loops (`Target.context`).
 - `*.sqlite` / `*.db`: a results database of `quokka batch`, read through `quokka.verifier.store`:
   of each result with verdict "true", `program` (path of the C file) and `invariants` (a list of
   objects with `line` = the loop keyword's line and `expr`).
@@ -107,6 +108,7 @@ def read_jsonl(path: Path) -> Iterator[Target]:
                 int(obj["after_line"]),
                 str(obj["invariant"]),
                 f"{path.name}:{n}",
+                context=tuple((int(line), str(inv)) for line, inv in obj.get("context", ())),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(None, f"{path}:{n}: not an invariant record: {exc}") from exc

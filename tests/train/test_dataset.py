@@ -9,6 +9,7 @@ from quokka.invariants.train.dataset import build
 from quokka.invariants.train.families import family_of, split_families
 from quokka.invariants.train.recheck import Checked, check_target, recheck_all
 from quokka.invariants.train.sources import Target, assertion_targets, read_source, targets_of_row
+from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import lower
 from quokka.verifier.store import ResultRow, RunInfo, Store
 
@@ -285,3 +286,16 @@ def test_the_validation_families_can_be_pinned(tmp_path: Path) -> None:
     split = json.loads((tmp_path / "ds" / "split.json").read_text())
     assert (split["train_families"], split["val_families"]) == (["alpha"], ["beta", "gamma"])
     assert (s.train, s.val) == (1, 2)
+
+
+def test_a_jsonl_target_may_carry_its_context(tmp_path: Path) -> None:
+    (tmp_path / "p.c").write_text(EUCLID)
+    src = tmp_path / "certificates.jsonl"
+    context = [[11, "c >= 0 && b >= 1"]]
+    row = {"file": "p.c", "after_line": 8, "invariant": "a >= 1 && b >= 0", "context": context}
+    src.write_text(json.dumps(row) + "\n" + json.dumps({**row, "context": [[11]]}) + "\n")
+    with pytest.raises(InputError, match=r"certificates\.jsonl:2: not an invariant record"):
+        list(read_source(src))
+    src.write_text(json.dumps(row) + "\n")
+    (target,) = read_source(src)
+    assert target.context == ((11, "c >= 0 && b >= 1"),) and check_target(target).proven
