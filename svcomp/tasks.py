@@ -344,7 +344,7 @@ def _make_task(
         program=program,
         expected=expected if isinstance(expected, bool) else None,
         data_model=data_model,
-        family=ctx.family or _family_of(program),
+        family=ctx.family or task_files.family_of(program),
         set_name=ctx.set_name,
         task_file=resolved if resolved.suffix in TASK_SUFFIXES else None,
         published=ctx.published,
@@ -397,8 +397,3 @@ def _bare_program(path: Path, ctx: _Context, property_name: str | None) -> Task:
             expected = match.group(1) == "true"
     return _make_task(path, path.resolve(), expected, None, ctx, checked)
 
-
-def _family_of(program: Path) -> str:
-    """A family name from a file name: the stem without a trailing `-N`/`_N` index."""
-    stem = _OLD_STYLE.sub("", program.stem)
-    return re.sub(r"[-_]\d+$", "", stem) or stem

@@ -7,6 +7,7 @@ property files, `properties.identify`); `read_task` gives what `quokka verify`/`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,3 +111,19 @@ def _input_file(value: Any, path: Path) -> str:
     if len(files) > 1:
         raise TaskFileError(path, "tasks with several input files are not supported")
     return str(files[0])
+
+
+_VARIANT = re.compile(r"(_unwindbound\d+|_valuebound\d+|_(true|false)-unreach-call|-ll|_ll|_\d+)$")
+
+
+def family_of(name: str | Path) -> str:
+    """A program's family: its file-name stem without SV-COMP variant suffixes, as long as one is
+    left to strip (`benchmark09_conjunctive_1.c` -> `benchmark09_conjunctive`,
+    `cohencu-ll_valuebound5` -> `cohencu`, `loop_false-unreach-call.c` -> `loop`). A tasks.csv may
+    name families more finely (`hard-ll`); where a set has one, its column wins."""
+    stem = Path(name).name.split(".")[0]
+    while True:
+        shorter = _VARIANT.sub("", stem)
+        if shorter == stem or not shorter:
+            return stem
+        stem = shorter

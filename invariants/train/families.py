@@ -1,23 +1,13 @@
-"""Program families: the file-name stem without SV-COMP variant suffixes, and a split by family."""
+"""A split of programs by family (`family_of`, re-exported here, is the verifier's task naming)."""
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
-from pathlib import Path
 
-_SUFFIX = re.compile(r"(_unwindbound\d+|_valuebound\d+|_true-unreach-call|_false-unreach-call|-ll|_ll|_\d+)$")
+from quokka.verifier.task import family_of
 
-
-def family_of(name: str | Path) -> str:
-    """`benchmark09_conjunctive_1.c` -> `benchmark09_conjunctive`, `cohencu-ll_valuebound5` -> `cohencu`."""
-    stem = Path(name).name.split(".")[0]
-    while True:
-        shorter = _SUFFIX.sub("", stem)
-        if shorter == stem or not shorter:
-            return stem
-        stem = shorter
+__all__ = ["family_of", "split_families"]
 
 
 def split_families(

@@ -109,6 +109,9 @@ def test_bare_c_files_and_old_style_names(tmp_path: Path) -> None:
         ("plain.i", None, None),
     ]
     assert tasks.tasks[0].family == "loop"
+    (tmp_path / "egcd2-ll_valuebound1_3.c").write_text("int main() { return 0; }\n")
+    found = {t.program.name: t.family for t in load_tasks([tmp_path]).tasks}
+    assert found["egcd2-ll_valuebound1_3.c"] == "egcd2"  # the family the training split uses
 
 
 def test_missing_path_and_unknown_file_are_problems(tmp_path: Path) -> None:
