@@ -23,9 +23,10 @@ from quokka.verifier import cli_args
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
+from quokka.verifier.task import family_of
 
 from ..llm.prompt import build_messages, format_answer
-from .families import family_of, split_families
+from .families import split_families
 from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
 from .sources import Target, assertion_targets, data_model_of, read_source
 from .synthetic import IN_LOOP_SHARE, generate, write_all

@@ -1,13 +1,9 @@
-"""A split of programs by family (`family_of`, re-exported here, is the verifier's task naming)."""
+"""A split of programs by family (`quokka.verifier.task.family_of` names them)."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-
-from quokka.verifier.task import family_of
-
-__all__ = ["family_of", "split_families"]
 
 
 def split_families(

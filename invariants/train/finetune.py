@@ -189,11 +189,11 @@ def apply_lora(model: Any, adapter: Path | None = None) -> Any:
     """Rank-8 adapters on every linear layer but the output head (about 2 % of SmolLM2-135M); or
     `adapter`'s, trainable and in float32 (a shipped adapter is stored in bfloat16)."""
     try:
-        from peft import LoraConfig, PeftModel, get_peft_model
+        from peft import LoraConfig, get_peft_model
     except ImportError as exc:
         raise FinetuneError("--lora needs the optional package `peft` (pip install peft)") from exc
     if adapter is not None:
-        return _trainable_adapter(PeftModel, model, adapter)
+        return _trainable_adapter(model, adapter)
     lora = LoraConfig(
         r=LORA_RANK,
         lora_alpha=2 * LORA_RANK,
@@ -204,11 +204,12 @@ def apply_lora(model: Any, adapter: Path | None = None) -> Any:
     return get_peft_model(model, lora)
 
 
-def _trainable_adapter(peft_model: Any, model: Any, adapter: Path) -> Any:
+def _trainable_adapter(model: Any, adapter: Path) -> Any:
     import torch
+    from peft import PeftModel
 
     try:
-        tuned = peft_model.from_pretrained(model, str(adapter), is_trainable=True)
+        tuned = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
     except (OSError, ValueError) as exc:
         raise FinetuneError(f"cannot load a LoRA adapter from {adapter}: {exc}") from exc
     for param in tuned.parameters():

@@ -38,11 +38,16 @@ class Checked:
 
 
 def loop_for(program: Program, target: Target) -> LoopInfo | None:
-    if target.line_kind == "below":
-        below = [i for i in program.loops if i.coord.line > target.after_line]
+    return loop_at(program, target.after_line, target.line_kind)
+
+
+def loop_at(program: Program, line: int, line_kind: str = "insert") -> LoopInfo | None:
+    """The loop `line` locates (see `Target.line_kind`), or None."""
+    if line_kind == "below":
+        below = [i for i in program.loops if i.coord.line > line]
         return min(below, key=lambda i: i.coord.line) if below else None
     for info in program.loops:
-        if target.after_line in (info.insert_after_line, info.coord.line):
+        if line in (info.insert_after_line, info.coord.line):
             return info
     return None
 
@@ -74,7 +79,7 @@ def context_invariants(program: Program, target: Target) -> dict[str, Expr]:
     """The invariants of `target.context` by loop id (QuokkaError when one does not parse)."""
     out = {}
     for line, text in target.context:
-        info = loop_for(program, Target(target.file, line, text, target.origin))
+        info = loop_at(program, line)
         if info is None:
             raise InputError(None, f"{target.file}: no loop at line {line} for a context invariant")
         out[info.id] = parse_invariant(text, program, info.id)

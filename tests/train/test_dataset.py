@@ -6,12 +6,13 @@ from pathlib import Path
 import pytest
 from quokka.invariants.llm.prompt import build_messages, format_answer
 from quokka.invariants.train.dataset import build
-from quokka.invariants.train.families import family_of, split_families
+from quokka.invariants.train.families import split_families
 from quokka.invariants.train.recheck import Checked, check_target, recheck_all
 from quokka.invariants.train.sources import Target, assertion_targets, read_source, targets_of_row
 from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import lower
 from quokka.verifier.store import ResultRow, RunInfo, Store
+from quokka.verifier.task import family_of
 
 ACSL = """extern int __VERIFIER_nondet_int(void);
 void reach_error(void) {}
