@@ -32,9 +32,11 @@ _log = logging.getLogger(__name__)
 
 @dataclass
 class CandidatePool:
-    """Candidates per loop, deduplicated by their IR expression, in arrival order."""
+    """Candidates per loop, deduplicated by their IR expression, in arrival order. A candidate's
+    first proposer is its `proposer`; `also` names the others that proposed the same expression."""
 
     by_loop: dict[str, dict[Expr, Candidate]] = field(default_factory=dict)
+    also: dict[tuple[str, Expr], list[str]] = field(default_factory=dict)
     rejected: list[Candidate] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (proposer, message), each once
 
@@ -62,7 +64,17 @@ class CandidatePool:
             if c.expr not in slot:
                 slot[c.expr] = c
                 added += 1
+            else:
+                self._second(slot[c.expr], c)
         return added
+
+    def _second(self, first: Candidate, again: Candidate) -> None:
+        others = self.also.setdefault((first.loop_id, first.expr), [])
+        if again.proposer != first.proposer and again.proposer not in others:
+            others.append(again.proposer)
+
+    def also_proposed_by(self, loop_id: str, e: Expr) -> tuple[str, ...]:
+        return tuple(self.also.get((loop_id, e), ()))
 
     def exprs(self) -> dict[str, list[Expr]]:
         return {loop: list(cands) for loop, cands in self.by_loop.items()}
@@ -137,6 +149,7 @@ class QuokkaLoop:
                         "loop": loop,
                         "invariant": c.text,
                         "proposer": c.proposer,
+                        "also_proposed_by": list(pool.also_proposed_by(loop, e)),
                         "houdini": status,
                         "reason": "" if why is None else why.reason,
                     }
@@ -245,7 +258,8 @@ def _reports(
         for e, c in cands.items():
             proven = e in kept.get(loop, ())
             status = "proven" if proven else "rejected" if (loop, e) in dropped else "unused"
-            out.append(CandidateReport(loop, c.text, c.proposer, status, dropped.get((loop, e), "")))
+            also = pool.also_proposed_by(loop, e)
+            out.append(CandidateReport(loop, c.text, c.proposer, status, dropped.get((loop, e), ""), also))
     out.extend(
         CandidateReport(c.loop_id, c.text or (c.raw or "")[:200], c.proposer, "rejected", c.rejected or "")
         for c in pool.rejected

@@ -111,7 +111,7 @@ def _candidate_lines(report: LoopReport) -> list[str]:
     for reason, count in reasons.most_common(MAX_REJECTED_GROUPS):
         example = next(c for c in report.rejected if (c.reason or "rejected") == reason)
         lines.append(f"- {count}x {reason} (e.g. {markdown_code(example.expr)} from "
-                     f"{proposer_label(example.proposer)})")
+                     f"{' and '.join(proposer_label(p) for p in example.proposers)})")
     if len(reasons) > MAX_REJECTED_GROUPS:
         lines.append(f"- … and {len(reasons) - MAX_REJECTED_GROUPS} other reasons")
     return lines

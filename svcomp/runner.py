@@ -360,15 +360,17 @@ def _wire(output: Result | Diagnostic | None) -> dict[str, Any]:
 
 
 def proposer_stats(candidates: Any) -> dict[str, dict[str, int]] | None:
-    """Candidate counts per proposer and status ("proven", "rejected", "unused")."""
+    """Candidate counts per proposer and status ("proven", "rejected", "unused"). A candidate that
+    several proposers proposed counts for each of them."""
     if not isinstance(candidates, list) or not candidates:
         return None
     stats: dict[str, dict[str, int]] = {}
     for item in candidates:
         if isinstance(item, dict):
-            per = stats.setdefault(str(item.get("proposer", "?")), {})
             status = str(item.get("status", "?"))
-            per[status] = per.get(status, 0) + 1
+            for name in [item.get("proposer", "?"), *item.get("also_proposed_by", ())]:
+                per = stats.setdefault(str(name), {})
+                per[status] = per.get(status, 0) + 1
     return stats
 
 

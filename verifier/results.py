@@ -76,11 +76,19 @@ class EngineRun:
 
 @dataclass(frozen=True)
 class CandidateReport:
+    """One candidate invariant and what became of it. `proposer` proposed it first; the others
+    that proposed the same expression are in `also_proposed_by`, in the order they did."""
+
     loop: str
     expr: str
     proposer: str
     status: str  # "proven" | "rejected" | "unused"
     reason: str = ""
+    also_proposed_by: tuple[str, ...] = ()
+
+    @property
+    def proposers(self) -> tuple[str, ...]:
+        return (self.proposer, *self.also_proposed_by)
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,7 @@ class Result:
             invariants=tuple(ProvenInvariant(**i) for i in data.get("invariants", ())),
             counterexample=_cex_from_json(cex) if cex else None,
             engines=tuple(EngineRun(**e) for e in data.get("engines", ())),
-            candidates=tuple(CandidateReport(**c) for c in data.get("candidates", ())),
+            candidates=tuple(_candidate_from_json(c) for c in data.get("candidates", ())),
             overflow_sites=tuple(data.get("overflow_sites", ())),
             decided_by=data.get("decided_by", ""),
             claims=tuple(_claim_from_json(c) for c in data.get("claims", ())),
@@ -160,6 +168,10 @@ class Result:
             peak_rss_mb=tuple((name, mb) for name, mb in data.get("peak_rss_mb", ())),
             cause=Diagnostic.from_json(data["cause"]) if data.get("cause") else None,
         )
+
+
+def _candidate_from_json(data: dict[str, Any]) -> CandidateReport:
+    return CandidateReport(**{**data, "also_proposed_by": tuple(data.get("also_proposed_by", ()))})
 
 
 def _timing_from_json(data: dict[str, Any]) -> Timing:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 from quokka.invariants.dynamic import DynamicProposer
+from quokka.invariants.protocol import Candidate, ProposalContext
 from quokka.invariants.quokka_loop import QuokkaLoop
 from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, mul, num
 from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.ir import INT, Var
 from quokka.verifier.options import Options
 
 
@@ -46,3 +48,25 @@ def test_nothing_is_dumped_without_a_dump_dir(tmp_path, monkeypatch):
     program, _ = _doubling()
     QuokkaLoop([DynamicProposer()], Options(), None).run(program, Budget.of(20))
     assert list(tmp_path.iterdir()) == []
+
+
+class _Saying:
+    """A proposer that answers `s == 2*i` at every loop, as a model that agrees with dynamic would."""
+
+    name = "llm"
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        e = eq(Var("s", INT), mul(num(2), Var("i", INT)))
+        return [Candidate(loop.loop.id, e, "s == 2*i", self.name) for loop in context.loops]
+
+
+def test_a_candidate_two_proposers_found_names_both(tmp_path):
+    program, _ = _doubling()
+    loop = QuokkaLoop([DynamicProposer(), _Saying()], Options(dump_dir=tmp_path), None)
+    result = loop.run(program, Budget.of(20))
+    assert result.status is Status.SAFE
+    shared = [r for r in result.stats["candidates"] if r.expr == "s == 2*i"]
+    assert [(r.proposer, r.also_proposed_by, r.status) for r in shared] == [("dynamic", ("llm",), "proven")]
+    assert all(r.also_proposed_by == () for r in result.stats["candidates"] if r.expr != "s == 2*i")
+    last = json.loads(sorted((tmp_path / "proposals").glob("round*.json"))[-1].read_text())
+    assert [r["also_proposed_by"] for r in last["candidates"] if r["invariant"] == "s == 2*i"] == [["llm"]]

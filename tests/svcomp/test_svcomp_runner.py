@@ -19,6 +19,7 @@ from quokka.svcomp.runner import (
     LocalBackend,
     interpret,
     plan_jobs,
+    proposer_stats,
     run_batch,
     task_command,
 )
@@ -278,3 +279,13 @@ def test_acceptance_command_passes_on_a_small_set(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("[ok]") == 7 and "FAILED" not in proc.stdout
     assert "4 of 4 TRUE tasks re-verified" in proc.stdout
+
+
+def test_a_candidate_counts_for_each_of_its_proposers() -> None:
+    candidates = [
+        {"proposer": "dynamic", "status": "proven", "also_proposed_by": ["llm"]},
+        {"proposer": "dynamic", "status": "rejected"},
+        {"proposer": "llm", "status": "unused", "also_proposed_by": []},
+    ]
+    assert proposer_stats(candidates) == {
+        "dynamic": {"proven": 1, "rejected": 1}, "llm": {"proven": 1, "unused": 1}}

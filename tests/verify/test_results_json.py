@@ -35,7 +35,7 @@ RESULT = Result(
         path_lines=(2, 3, 7), loop_heads=(("main.1", 0, (("x", -3),)),), confirmed_by=("interpreter",),
         error_state=(("x", -3),)),
     engines=(EngineRun("bmc", "unsafe", 0.5, "cex"),),
-    candidates=(CandidateReport("main.1", "x >= 0", "dynamic", "proven"),),
+    candidates=(CandidateReport("main.1", "x >= 0", "dynamic", "proven", "", ("llm",)),),
     overflow_sites=("p.c:4:7",), decided_by="bmc",
     claims=(ClaimReport("main.1", 3, 5, "x >= 0", "annotation", "valid", "inductive", (("x", 1),), (1,)),),
     extra={"property": "unreach-call"},
