@@ -47,8 +47,10 @@ class DatasetSummary:
     val_families: int
 
 
-def synthetic_targets(out: Path, count: int, seed: int, in_loop_share: float = IN_LOOP_SHARE) -> list[Target]:
-    programs = generate(count, seed, in_loop_share)
+def synthetic_targets(
+    out: Path, count: int, seed: int, in_loop_share: float = IN_LOOP_SHARE, in_loop_whole: bool = False
+) -> list[Target]:
+    programs = generate(count, seed, in_loop_share, in_loop_whole)
     paths = write_all(programs, out / SYNTHETIC)
     return [
         Target(path.resolve(), p.loop_line, p.invariant, SYNTHETIC)
@@ -107,17 +109,18 @@ def build(
     seed: int = 0,
     assertions: bool = True,
     in_loop_share: float = IN_LOOP_SHARE,
+    in_loop_whole: bool = False,
     val_families: Sequence[str] | None = None,
 ) -> DatasetSummary:
     """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
     With `assertions`, the named programs' own assertions are targets too (`assertion_targets`).
     `val_families` pins the validation families (so that adding a source keeps the split); else
-    `split_families` draws them."""
+    `split_families` draws them. `in_loop_whole`: see `synthetic.in_loop_assertion`."""
     out.mkdir(parents=True, exist_ok=True)
     targets = [t for s in sources for t in read_source(s)]
     if assertions:
         targets += assertion_targets(t.file for t in targets)
-    targets += synthetic_targets(out, synthetic, seed, in_loop_share)
+    targets += synthetic_targets(out, synthetic, seed, in_loop_share, in_loop_whole)
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
@@ -140,6 +143,7 @@ def build(
         "val_fraction": val_fraction,
         "synthetic_train": synthetic,
         "synthetic_in_loop_share": in_loop_share,
+        "synthetic_in_loop_whole": in_loop_whole,
         "summary": asdict(summary),
     }
     (out / "split.json").write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
@@ -194,6 +198,13 @@ def register(subparsers: Any) -> None:
         metavar="SHARE",
         help=f"share of synthetic programs that assert their invariant in the loop (default {IN_LOOP_SHARE})",
     )
+    b.add_argument(
+        "--synthetic-in-loop-target",
+        choices=("assertion", "invariant"),
+        default="assertion",
+        help="what an in-loop synthetic program teaches: its assertion (default), or the whole invariant "
+        "the assertion is part of",
+    )
     b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
     b.add_argument(
         "--val-families",
@@ -239,6 +250,7 @@ def run_build(args: argparse.Namespace) -> int:
             seed=args.seed,
             assertions=args.assertions,
             in_loop_share=args.synthetic_in_loop,
+            in_loop_whole=args.synthetic_in_loop_target == "invariant",
             val_families=args.val_families,
         )
     except QuokkaError as exc:

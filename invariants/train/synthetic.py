@@ -301,19 +301,22 @@ TEMPLATES: dict[str, LoopTemplate] = {
 }
 
 
-def generate(count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE) -> list[Synthetic]:
+def generate(
+    count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE, in_loop_whole: bool = False
+) -> list[Synthetic]:
     """`count` programs, cycling through the templates, deterministic in `seed`; a share of them
     in the `-ll` form (see `in_loop_assertion`)."""
     rng = random.Random(seed)
     names = sorted(TEMPLATES)
-    return [_make(rng, names[n % len(names)], n, in_loop_share) for n in range(count)]
+    return [_make(rng, names[n % len(names)], n, in_loop_share, in_loop_whole) for n in range(count)]
 
 
-def in_loop_assertion(body: list[str], invariant: str) -> Body:
+def in_loop_assertion(body: list[str], invariant: str, whole: bool = False) -> Body:
     """The SV-COMP `-ll` form of a template: `while (1)` asserting the invariant's first conjunct
     (inductive alone in every template) before `if (!(COND)) break;`, and no assertion after the
     loop. That conjunct, as the assertion writes it, is the target: a model should learn that such
-    an assertion is its loop's invariant."""
+    an assertion is its loop's invariant. With `whole`, the target is the whole invariant: the
+    assertion and what else holds at the loop head."""
     first = invariant.split(" && ")[0]
     out = []
     for line in body:
@@ -325,15 +328,15 @@ def in_loop_assertion(body: list[str], invariant: str) -> Body:
             out += [line, f"    __VERIFIER_assert({first});", f"    if (!({cond})) break;"]
         else:
             out.append(line)
-    return out, first
+    return out, invariant if whole else first
 
 
-def _make(rng: random.Random, template: str, n: int, in_loop_share: float) -> Synthetic:
+def _make(rng: random.Random, template: str, n: int, in_loop_share: float, whole: bool) -> Synthetic:
     variables = rng.sample(NAMES, VARIABLES)
     body, invariant = instantiate(TEMPLATES[template], rng, variables)
     in_loop = rng.random() < in_loop_share
     if in_loop:
-        body, invariant = in_loop_assertion(body, invariant)
+        body, invariant = in_loop_assertion(body, invariant, whole)
     name = f"synthetic_{template}{'-ll' if in_loop else ''}_{n}"
     lines = rng.choice(HEADERS).replace("{name}", name).splitlines()
     loop_line = 0

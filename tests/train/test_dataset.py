@@ -231,6 +231,13 @@ def test_command_line_sets_the_in_loop_share_and_refuses_a_bad_one(
     split = json.loads((out / "split.json").read_text())
     assert split["synthetic_in_loop_share"] == 1.0 and split["summary"]["targets"] == 4
     assert all("-ll_" in p.name for p in (out / "synthetic").iterdir())
+    assert split["synthetic_in_loop_whole"] is False
+    whole = tmp_path / "whole"
+    whole_args = [*args[:4], str(whole), *args[5:], "--synthetic-in-loop", "1", "--no-assertions"]
+    assert main([*whole_args, "--synthetic-in-loop-target", "invariant"]) == 0
+    assert json.loads((whole / "split.json").read_text())["synthetic_in_loop_whole"] is True
+    answers = [json.loads(line)["meta"]["invariant"] for line in (whole / "train.jsonl").open()]
+    assert any(" && " in a for a in answers)
     with pytest.raises(SystemExit):
         main([*args, "--synthetic-in-loop", "1.5"])
     assert "expected a number from 0 to 1, got '1.5'" in capsys.readouterr().err

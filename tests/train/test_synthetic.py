@@ -69,3 +69,17 @@ def test_template_invariant_is_proven(template: str, in_loop_share: float, tmp_p
         expr = parse_invariant(p.invariant, program, info.id)
         obligations = check(program, {info.id: expr}, Budget.of(10.0))
         assert obligations.all_valid, (p.name, p.invariant, obligations.summary())
+
+
+def test_an_in_loop_program_can_teach_the_whole_invariant(tmp_path: Path) -> None:
+    """The same programs (same seed): the target is the whole invariant, whose first conjunct is the
+    assertion, and the re-check proves it at the `while (1)` head."""
+    count = len(TEMPLATES)
+    first = generate(count, seed=SEED, in_loop_share=1.0)
+    whole = generate(count, seed=SEED, in_loop_share=1.0, in_loop_whole=True)
+    assert [p.source for p in whole] == [p.source for p in first]
+    assert all(w.invariant.split(" && ")[0] == f.invariant for w, f in zip(whole, first, strict=True))
+    assert any(" && " in w.invariant for w in whole)
+    for p, path in zip(whole, write_all(whole, tmp_path), strict=True):
+        checked = check_target(Target(path, p.loop_line, p.invariant, "synthetic"))
+        assert checked.proven, (p.name, p.invariant, checked.reason)
