@@ -169,6 +169,8 @@ def register_eval_model(subparsers: Subparsers) -> None:
                         help="also verify each task with and without the model and count the speed-ups")
     parser.add_argument("--timeout", type=seconds, default=30.0, help="verify budget of --speedup runs")
     parser.add_argument("--db", type=Path, help="record the results in this results database")
+    parser.add_argument("--dump-dir", type=Path, metavar="DIR",
+                        help="write each task's answers (as the model wrote them) and their checks here")
     parser.add_argument("--json", action="store_true", help="one JSON object: summary and tasks")
 
 

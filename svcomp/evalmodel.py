@@ -50,6 +50,7 @@ from quokka.verifier.semantics import UndefinedBehaviour
 from .tasks import Task
 
 SPEEDUP = 1.2
+CHECKS = ("refuted", "holds", "inductive", "assume")  # `_Judge`'s cached questions about a candidate
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,27 @@ class SampleEval:
 
 
 @dataclass(frozen=True)
+class CandidateCheck:
+    """One parsed candidate of a sample and what the checks made of it (None: not asked)."""
+
+    loop: str
+    text: str
+    rejected: str | None
+    refuted: bool | None
+    holds: bool | None
+    inductive: bool | None
+    assume_safe: bool | None
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A sample as the model wrote it and its candidates: `--dump-dir`'s record of one answer."""
+
+    answer: str
+    candidates: tuple[CandidateCheck, ...]
+
+
+@dataclass(frozen=True)
 class TaskEval:
     name: str
     family: str
@@ -84,6 +106,7 @@ class TaskEval:
     with_model_s: float | None = None
     with_model_verdict: str = ""
     pooled: bool = False  # all samples' candidates, with their completions, prove it by Houdini
+    transcripts: tuple[Transcript, ...] = ()  # the answers, for --dump-dir (not in `to_json`)
 
     @property
     def proving(self) -> int:
@@ -101,6 +124,7 @@ class TaskEval:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["transcripts"]
         data.update(proving=self.proving, pass_at_1=self.pass_at(1), faster=self.faster)
         return data
 
@@ -137,12 +161,16 @@ def evaluate_task(
     parsed = [answer_candidates(a, program, k) for k, a in enumerate(answers)]
     samples = tuple(judge.sample(candidates) for candidates in parsed)
     pooled = judge.proves([c for candidates in parsed for c in candidates])
+    transcripts = tuple(
+        Transcript(a, tuple(map(judge.record, c))) for a, c in zip(answers, parsed, strict=True)
+    )
     checked = time.monotonic()
     speedup = _speedup(program, task, options, model, config) if config.speedup else (None, None, "")
     free_s, with_s, verdict = speedup
     return TaskEval(
         task.name, task.family, samples, sample_s=sampled - started, check_s=checked - sampled,
         model_free_s=free_s, with_model_s=with_s, with_model_verdict=verdict, pooled=pooled,
+        transcripts=transcripts,
     )
 
 
@@ -181,6 +209,12 @@ class _Judge:
         if key not in self.pools:
             self.pools[key] = bool(pool) and self._houdini(pool)
         return self.pools[key]
+
+    def record(self, c: Candidate) -> CandidateCheck:
+        """What the checks so far made of `c` (from the cache: nothing is checked again)."""
+        refuted, holds, inductive, assume = (self.cache.get((k, c.loop_id, c.expr)) for k in CHECKS)
+        text = (c.raw or c.text) if c.rejected else c.text
+        return CandidateCheck(c.loop_id, text, c.rejected, refuted, holds, inductive, assume)
 
     def _completions(self, c: Candidate) -> list[Candidate]:
         """`c`'s template completions, fitted once though the pooled check meets `c` again."""

@@ -6,10 +6,12 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.settings import ModelSettings, from_pyproject
+from quokka.verifier.dump import dump_json
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
@@ -66,6 +68,8 @@ def _evaluate(tasks: tuple[Task, ...], backend: Backend, settings: tuple[Options
                 started = time.monotonic()
                 found = evaluate_task(task, backend, *settings, config)
                 out.append(found)
+                if args.dump_dir is not None:
+                    _dump(args.dump_dir, len(out), task, found)
                 if store is not None and run is not None:
                     store.add_result(_row(run, task, found, time.monotonic() - started))
                 progress.advance(bar)
@@ -75,6 +79,12 @@ def _evaluate(tasks: tuple[Task, ...], backend: Backend, settings: tuple[Options
         if store is not None:
             store.close()
     return out
+
+
+def _dump(directory: Path, index: int, task: Task, found: TaskEval) -> None:
+    """`--dump-dir`'s NNN-TASK.json: the task's measures, then every answer and its candidates."""
+    payload = {**found.to_json(), "answers": [asdict(t) for t in found.transcripts]}
+    dump_json(directory, f"{index:03d}-{task.program.stem}.json", payload)
 
 
 def _start_run(store: Store, args: argparse.Namespace, config: EvalConfig) -> RunInfo:

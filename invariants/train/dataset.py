@@ -29,7 +29,7 @@ from ..llm.prompt import build_messages, format_answer
 from .families import split_families
 from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
 from .sources import Target, assertion_targets, data_model_of, read_source
-from .synthetic import IN_LOOP_SHARE, generate, write_all
+from .synthetic import IN_LOOP_SHARE, generate, generate_companions, write_all
 
 SYNTHETIC = "synthetic"
 
@@ -48,9 +48,15 @@ class DatasetSummary:
 
 
 def synthetic_targets(
-    out: Path, count: int, seed: int, in_loop_share: float = IN_LOOP_SHARE, in_loop_whole: bool = False
+    out: Path,
+    count: int,
+    seed: int,
+    in_loop_share: float = IN_LOOP_SHARE,
+    in_loop_whole: bool = False,
+    companions: int = 0,
 ) -> list[Target]:
     programs = generate(count, seed, in_loop_share, in_loop_whole)
+    programs += generate_companions(companions, seed, in_loop_share)
     paths = write_all(programs, out / SYNTHETIC)
     return [
         Target(path.resolve(), p.loop_line, p.invariant, SYNTHETIC)
@@ -110,17 +116,19 @@ def build(
     assertions: bool = True,
     in_loop_share: float = IN_LOOP_SHARE,
     in_loop_whole: bool = False,
+    companions: int = 0,
     val_families: Sequence[str] | None = None,
 ) -> DatasetSummary:
     """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
     With `assertions`, the named programs' own assertions are targets too (`assertion_targets`).
     `val_families` pins the validation families (so that adding a source keeps the split); else
-    `split_families` draws them. `in_loop_whole`: see `synthetic.in_loop_assertion`."""
+    `split_families` draws them. `in_loop_whole`: see `synthetic.in_loop_assertion`; `companions`:
+    programs of `synthetic.COMPANION_TEMPLATES` added to train."""
     out.mkdir(parents=True, exist_ok=True)
     targets = [t for s in sources for t in read_source(s)]
     if assertions:
         targets += assertion_targets(t.file for t in targets)
-    targets += synthetic_targets(out, synthetic, seed, in_loop_share, in_loop_whole)
+    targets += synthetic_targets(out, synthetic, seed, in_loop_share, in_loop_whole, companions)
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
@@ -144,6 +152,7 @@ def build(
         "synthetic_train": synthetic,
         "synthetic_in_loop_share": in_loop_share,
         "synthetic_in_loop_whole": in_loop_whole,
+        "synthetic_companions": companions,
         "summary": asdict(summary),
     }
     (out / "split.json").write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
@@ -205,6 +214,13 @@ def register(subparsers: Any) -> None:
         help="what an in-loop synthetic program teaches: its assertion (default), or the whole invariant "
         "the assertion is part of",
     )
+    b.add_argument(
+        "--synthetic-companions",
+        type=cli_args.non_negative_int,
+        default=0,
+        metavar="N",
+        help="generated programs whose assertion holds only with other facts (companions) the target adds",
+    )
     b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
     b.add_argument(
         "--val-families",
@@ -251,6 +267,7 @@ def run_build(args: argparse.Namespace) -> int:
             assertions=args.assertions,
             in_loop_share=args.synthetic_in_loop,
             in_loop_whole=args.synthetic_in_loop_target == "invariant",
+            companions=args.synthetic_companions,
             val_families=args.val_families,
         )
     except QuokkaError as exc:

@@ -301,6 +301,61 @@ TEMPLATES: dict[str, LoopTemplate] = {
 }
 
 
+# The first conjunct of each invariant here is no invariant alone: the loop keeps it only because
+# the other conjuncts (its companions) hold too. Asserted in the loop, it teaches a model to add them.
+COMPANION_TEMPLATES: dict[str, LoopTemplate] = {
+    "difference_chain": LoopTemplate(
+        "polynomial", "x d i n", "a=1..5 b=0..5 c=0..20 bound=5..1000", "x=$c d=$ab i=0", """
+        @while ($i < $n) {
+            $x = $x + $d;
+            $d = $d + $a2;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($x == $a * $n * $n + $b * $n + $c);
+        """, "$x == $a * $i * $i + $b * $i + $c && $d == $a2 * $i + $ab && $i <= $n",
+        derive=lambda d: {"ab": d["a"] + d["b"], "a2": 2 * d["a"]}),
+    "cube_chain": LoopTemplate("polynomial", "x y z i n", "a=1..4 bound=5..100", "x=0 y=$a z=$a6 i=0", """
+        @while ($i < $n) {
+            $x = $x + $y;
+            $y = $y + $z;
+            $z = $z + $a6;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($x == $a * $n * $n * $n);
+        """,
+        "$x == $a * $i * $i * $i && $y == $a3 * $i * $i + $a3 * $i + $a && $z == $a6 * $i + $a6 && $i <= $n",
+        derive=lambda d: {"a3": 3 * d["a"], "a6": 6 * d["a"]}),
+    "difference_sum": LoopTemplate(
+        "linear", "u v w i n", "c=1..20 step=1..9 bound=5..1000", "u=0 v=$c w=0 i=0", """
+        @while ($i < $n) {
+            $u = $u + $v - $w;
+            $v = $v + $step;
+            $w = $w + $step;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($u == $c * $n);
+        """, "$u == $c * $i && $v == $w + $c && $i <= $n"),
+    "lagged_copy": LoopTemplate(
+        "linear", "prev cur i n", "a=1..9 c=10..30 bound=5..1000", "prev=$ca cur=$c i=0", """
+        @while ($i < $n) {
+            $prev = $cur;
+            $cur = $cur + $a;
+            $i = $i + 1;
+        }
+        __VERIFIER_assert($prev == $a * $n + $ca);
+        """, "$prev == $a * $i + $ca && $cur == $a * $i + $c && $i <= $n",
+        derive=lambda d: {"ca": d["c"] - d["a"]}),
+    "chunked_division": LoopTemplate(
+        "polynomial", "a b d q r", "k=2..9 lim=2..50 bound=10..10000", "d=$k*$b q=0 r=$a", """
+        @while ($r >= $d) {
+            $r = $r - $d;
+            $q = $q + $k;
+        }
+        __VERIFIER_assert($a == $q * $b + $r && $r < $d);
+        """, "$a == $q * $b + $r && $d == $k * $b && $r >= 0", inputs="1 <= $b <= $lim; 0 <= $a <= $bound"),
+}
+
+
 def generate(
     count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE, in_loop_whole: bool = False
 ) -> list[Synthetic]:
@@ -308,15 +363,25 @@ def generate(
     in the `-ll` form (see `in_loop_assertion`)."""
     rng = random.Random(seed)
     names = sorted(TEMPLATES)
-    return [_make(rng, names[n % len(names)], n, in_loop_share, in_loop_whole) for n in range(count)]
+    ll = (in_loop_share, in_loop_whole)
+    return [_make(rng, TEMPLATES, names[n % len(names)], n, ll) for n in range(count)]
+
+
+def generate_companions(count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE) -> list[Synthetic]:
+    """`count` programs of `COMPANION_TEMPLATES`, as `generate` makes them; the in-loop ones always
+    teach the whole invariant, since their assertion alone is no invariant."""
+    rng = random.Random(seed)
+    names = sorted(COMPANION_TEMPLATES)
+    ll = (in_loop_share, True)
+    return [_make(rng, COMPANION_TEMPLATES, names[n % len(names)], n, ll) for n in range(count)]
 
 
 def in_loop_assertion(body: list[str], invariant: str, whole: bool = False) -> Body:
     """The SV-COMP `-ll` form of a template: `while (1)` asserting the invariant's first conjunct
-    (inductive alone in every template) before `if (!(COND)) break;`, and no assertion after the
-    loop. That conjunct, as the assertion writes it, is the target: a model should learn that such
-    an assertion is its loop's invariant. With `whole`, the target is the whole invariant: the
-    assertion and what else holds at the loop head."""
+    (inductive alone in each of `TEMPLATES`, in none of `COMPANION_TEMPLATES`) before
+    `if (!(COND)) break;`, and no assertion after the loop. That conjunct, as the assertion writes
+    it, is the target: a model should learn that such an assertion is its loop's invariant. With
+    `whole`, the target is the whole invariant: the assertion and what else holds at the loop head."""
     first = invariant.split(" && ")[0]
     out = []
     for line in body:
@@ -331,9 +396,14 @@ def in_loop_assertion(body: list[str], invariant: str, whole: bool = False) -> B
     return out, invariant if whole else first
 
 
-def _make(rng: random.Random, template: str, n: int, in_loop_share: float, whole: bool) -> Synthetic:
+def _make(
+    rng: random.Random, templates: dict[str, LoopTemplate], template: str, n: int, ll: tuple[float, bool]
+) -> Synthetic:
+    """Program `n`, of `template`; `ll`: the share of `-ll` programs, and whether they teach the
+    whole invariant."""
+    in_loop_share, whole = ll
     variables = rng.sample(NAMES, VARIABLES)
-    body, invariant = instantiate(TEMPLATES[template], rng, variables)
+    body, invariant = instantiate(templates[template], rng, variables)
     in_loop = rng.random() < in_loop_share
     if in_loop:
         body, invariant = in_loop_assertion(body, invariant, whole)

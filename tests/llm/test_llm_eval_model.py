@@ -28,7 +28,8 @@ def test_eval_model_with_the_tiny_model(tmp_path, capsys, tiny_model):
     db = tmp_path / "eval.sqlite"
     # greedy, as in test_llm_verify: the taught answer whatever corpus the tokenizer was trained on
     code = main(["eval-model", "--model", str(tiny_model.directory), "--set", str(tmp_path / "tiny.c"),
-                 "--samples", "2", "--temperature", "0", "--check-timeout", "10", "--db", str(db), "--json"])
+                 "--samples", "2", "--temperature", "0", "--check-timeout", "10", "--db", str(db), "--json",
+                 "--dump-dir", str(tmp_path / "dump")])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     summary, (task,) = out["summary"], out["tasks"]
@@ -44,6 +45,15 @@ def test_eval_model_with_the_tiny_model(tmp_path, capsys, tiny_model):
         (config,) = conn.execute("select config from runs").fetchone()
         (stats,) = conn.execute("select proposer_stats from results").fetchone()
     assert config == "eval-model" and json.loads(stats)["proving"] == task["proving"]
+    assert "answers" not in json.loads(stats)  # the store keeps the measures, the dump the answers
+    (dumped,) = (tmp_path / "dump").iterdir()
+    record = json.loads(dumped.read_text())
+    assert dumped.name == "001-tiny.json" and record["proving"] == task["proving"]
+    assert len(record["answers"]) == 2 and all("assume(" in a["answer"] for a in record["answers"])
+    checks = {c["text"]: c for c in record["answers"][0]["candidates"]}
+    assert checks["i <= n"]["holds"] is True and checks["i <= n"]["rejected"] is None
+    assert checks["s == 9*i"]["refuted"] is True and checks["s == 9*i"]["holds"] is None
+    assert [c["rejected"] for c in checks.values()].count(None) == 2  # `n = 3` carries its reason
 
 
 def test_eval_model_decodes_under_the_answer_grammar_by_default(tmp_path, capsys, tiny_model):

@@ -307,3 +307,20 @@ def test_a_jsonl_target_may_carry_its_context(tmp_path: Path) -> None:
     src.write_text(json.dumps(row) + "\n")
     (target,) = read_source(src)
     assert target.context == ((11, "c >= 0 && b >= 1"),) and check_target(target).proven
+
+
+def test_command_line_adds_companion_programs_to_train(tmp_path: Path) -> None:
+    from quokka.verifier.cli import main
+
+    c = tmp_path / "p.c"
+    c.write_text(NESTED)
+    src = tmp_path / "invariants.jsonl"
+    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    out = tmp_path / "ds"
+    args = ["dataset", "build", str(src), "--out", str(out), "--synthetic-companions", "5"]
+    assert main([*args, "--val-fraction", "0", "--no-assertions"]) == 0
+    split = json.loads((out / "split.json").read_text())
+    assert split["synthetic_companions"] == 5 and split["summary"]["targets"] == 6
+    metas = [json.loads(line)["meta"] for line in (out / "train.jsonl").open()]
+    companions = [m for m in metas if m["origin"] == "synthetic"]
+    assert len(companions) == 5 and all(" && " in m["invariant"] for m in companions)

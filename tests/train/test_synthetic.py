@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 from quokka.invariants.train.recheck import check_target, loop_for
 from quokka.invariants.train.sources import Target
-from quokka.invariants.train.synthetic import HEADER, TEMPLATES, Synthetic, generate, write_all
+from quokka.invariants.train.synthetic import (
+    COMPANION_TEMPLATES,
+    HEADER,
+    TEMPLATES,
+    Synthetic,
+    generate,
+    generate_companions,
+    write_all,
+)
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.frontend import lower, parse_invariant
@@ -83,3 +91,23 @@ def test_an_in_loop_program_can_teach_the_whole_invariant(tmp_path: Path) -> Non
     for p, path in zip(whole, write_all(whole, tmp_path), strict=True):
         checked = check_target(Target(path, p.loop_line, p.invariant, "synthetic"))
         assert checked.proven, (p.name, p.invariant, checked.reason)
+
+
+@pytest.mark.parametrize("in_loop_share", [0.0, 1.0])
+@pytest.mark.parametrize("template", sorted(COMPANION_TEMPLATES))
+def test_a_companion_template_needs_its_companions(
+    template: str, in_loop_share: float, tmp_path: Path
+) -> None:
+    """Its whole invariant is proven in both forms; its first conjunct (the in-loop assertion) is
+    not inductive alone, and the in-loop form teaches the whole invariant."""
+    count = PER_TEMPLATE * len(COMPANION_TEMPLATES)
+    programs = [p for p in generate_companions(count, SEED, in_loop_share) if p.template == template]
+    assert [p.in_loop for p in programs] == [in_loop_share == 1.0] * PER_TEMPLATE
+    for p, path in zip(programs, write_all(programs, tmp_path), strict=True):
+        first = p.invariant.split(" && ")[0]
+        assert " && " in p.invariant, p.name
+        assert check_target(Target(path, p.loop_line, p.invariant, "synthetic")).proven, (p.name, p.invariant)
+        alone = check_target(Target(path, p.loop_line, first, "synthetic"))
+        assert not alone.proven, (p.name, first)
+        if p.in_loop:
+            assert f"__VERIFIER_assert({first});" in p.source, p.name
