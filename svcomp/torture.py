@@ -278,7 +278,9 @@ class Campaign:
             return
         self.counts.invariants += 1
         truth = Verdict.TRUE if task.expected else Verdict.FALSE
-        self._judge(trial.program, truth, task.data_model, trial.description, trial.args)
+        # the expected verdict is the task's property's: a bare C file is read as `assert` else
+        args = (*trial.args, "--property", task.property)
+        self._judge(trial.program, truth, task.data_model, trial.description, args)
 
     def fault(self, k: int) -> None:
         report = self.fault_trials.run(self._faults_run)

@@ -4,6 +4,7 @@ inputs; a verifier that answers wrongly, crashes or hangs is caught and its prog
 from __future__ import annotations
 
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -135,3 +136,35 @@ def test_a_verifier_that_trusts_the_given_invariant_is_caught(tmp_path: Path) ->
     campaign = Campaign(settings, [], [_false_task(tmp_path)])
     campaign.run()
     assert any(f.kind == "wrong" and "at line 8" in f.trial for f in campaign.findings), campaign.findings
+
+
+UNDECLARED_ASSERT = """
+extern int __VERIFIER_nondet_int(void);
+void reach_error(void) {}
+int main(void) {
+  int i = 0;
+  int n = __VERIFIER_nondet_int();
+  while (i < 3) {
+    i = i + 1;
+  }
+  __VERIFIER_assert(i == n);
+  return 0;
+}
+"""
+
+
+def test_an_invariant_trial_is_judged_under_the_tasks_property(tmp_path: Path) -> None:
+    """`__VERIFIER_assert` is never defined, so under unreach-call (the task's property) nothing
+    reaches an error: TRUE. A bare C file is read as `assert`, where the call fails: FALSE. The
+    trial must ask for the task's reading (a CI campaign once reported this as a wrong verdict)."""
+    program = tmp_path / "undeclared_assert.c"
+    program.write_text(UNDECLARED_ASSERT)
+    task = Task(str(program), "t/undeclared_assert", program, True, "LP64", "undeclared", "t")
+    campaign = Campaign(Settings(1.0, 7, 10.0, tmp_path / "out", faults=False), [], [task])
+    try:
+        for k in range(4):
+            campaign.invariant(k)
+    finally:
+        shutil.rmtree(campaign.work, ignore_errors=True)
+    assert campaign.counts.invariants == 4 and campaign.counts.verdicts["true"] >= 1
+    assert not campaign.findings, campaign.findings
