@@ -278,7 +278,7 @@ class Campaign:
             return
         self.counts.invariants += 1
         truth = Verdict.TRUE if task.expected else Verdict.FALSE
-        # the expected verdict is the task's property's: a bare C file is read as `assert` else
+        # judged under the task's property: a bare C file would be read as `assert`
         args = (*trial.args, "--property", task.property)
         self._judge(trial.program, truth, task.data_model, trial.description, args)
 

@@ -361,19 +361,21 @@ def generate(
 ) -> list[Synthetic]:
     """`count` programs, cycling through the templates, deterministic in `seed`; a share of them
     in the `-ll` form (see `in_loop_assertion`)."""
-    rng = random.Random(seed)
-    names = sorted(TEMPLATES)
-    ll = (in_loop_share, in_loop_whole)
-    return [_make(rng, TEMPLATES, names[n % len(names)], n, ll) for n in range(count)]
+    return _cycle(TEMPLATES, count, seed, in_loop_share, in_loop_whole)
 
 
 def generate_companions(count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE) -> list[Synthetic]:
     """`count` programs of `COMPANION_TEMPLATES`, as `generate` makes them; the in-loop ones always
     teach the whole invariant, since their assertion alone is no invariant."""
+    return _cycle(COMPANION_TEMPLATES, count, seed, in_loop_share, True)
+
+
+def _cycle(
+    templates: dict[str, LoopTemplate], count: int, seed: int, in_loop_share: float, whole: bool
+) -> list[Synthetic]:
     rng = random.Random(seed)
-    names = sorted(COMPANION_TEMPLATES)
-    ll = (in_loop_share, True)
-    return [_make(rng, COMPANION_TEMPLATES, names[n % len(names)], n, ll) for n in range(count)]
+    names = sorted(templates)
+    return [_make(rng, templates, names[n % len(names)], n, in_loop_share, whole) for n in range(count)]
 
 
 def in_loop_assertion(body: list[str], invariant: str, whole: bool = False) -> Body:
@@ -397,11 +399,13 @@ def in_loop_assertion(body: list[str], invariant: str, whole: bool = False) -> B
 
 
 def _make(
-    rng: random.Random, templates: dict[str, LoopTemplate], template: str, n: int, ll: tuple[float, bool]
+    rng: random.Random,
+    templates: dict[str, LoopTemplate],
+    template: str,
+    n: int,
+    in_loop_share: float,
+    whole: bool,
 ) -> Synthetic:
-    """Program `n`, of `template`; `ll`: the share of `-ll` programs, and whether they teach the
-    whole invariant."""
-    in_loop_share, whole = ll
     variables = rng.sample(NAMES, VARIABLES)
     body, invariant = instantiate(templates[template], rng, variables)
     in_loop = rng.random() < in_loop_share
