@@ -29,7 +29,7 @@ from ..llm.prompt import build_messages, format_answer
 from .families import split_families
 from .recheck import CACHE_NAME, Checked, RecheckStats, recheck_all
 from .sources import Target, assertion_targets, data_model_of, read_source
-from .synthetic import IN_LOOP_SHARE, generate, generate_companions, write_all
+from .synthetic import COMPANION_TEMPLATES, IN_LOOP_SHARE, generate, generate_companions, write_all
 
 SYNTHETIC = "synthetic"
 
@@ -54,9 +54,10 @@ def synthetic_targets(
     in_loop_share: float = IN_LOOP_SHARE,
     in_loop_whole: bool = False,
     companions: int = 0,
+    companion_templates: Sequence[str] | None = None,
 ) -> list[Target]:
     programs = generate(count, seed, in_loop_share, in_loop_whole)
-    programs += generate_companions(companions, seed, in_loop_share)
+    programs += generate_companions(companions, seed, in_loop_share, companion_templates)
     paths = write_all(programs, out / SYNTHETIC)
     return [
         Target(path.resolve(), p.loop_line, p.invariant, SYNTHETIC)
@@ -117,18 +118,21 @@ def build(
     in_loop_share: float = IN_LOOP_SHARE,
     in_loop_whole: bool = False,
     companions: int = 0,
+    companion_templates: Sequence[str] | None = None,
     val_families: Sequence[str] | None = None,
 ) -> DatasetSummary:
     """Read, re-check, deduplicate, split and write the dataset; see the module docstring.
     With `assertions`, the named programs' own assertions are targets too (`assertion_targets`).
     `val_families` pins the validation families (so that adding a source keeps the split); else
     `split_families` draws them. `in_loop_whole`: see `synthetic.in_loop_assertion`; `companions`:
-    programs of `synthetic.COMPANION_TEMPLATES` added to train."""
+    programs of `synthetic.COMPANION_TEMPLATES` (those named in `companion_templates`) added to train."""
     out.mkdir(parents=True, exist_ok=True)
     targets = [t for s in sources for t in read_source(s)]
     if assertions:
         targets += assertion_targets(t.file for t in targets)
-    targets += synthetic_targets(out, synthetic, seed, in_loop_share, in_loop_whole, companions)
+    targets += synthetic_targets(
+        out, synthetic, seed, in_loop_share, in_loop_whole, companions, companion_templates
+    )
     checked, stats = recheck_all(targets, out / CACHE_NAME, jobs)
     examples, dups = examples_of(checked)
     families = [e["meta"]["family"] for e in examples]
@@ -153,6 +157,7 @@ def build(
         "synthetic_in_loop_share": in_loop_share,
         "synthetic_in_loop_whole": in_loop_whole,
         "synthetic_companions": companions,
+        "synthetic_companion_templates": sorted(companion_templates or COMPANION_TEMPLATES),
         "summary": asdict(summary),
     }
     (out / "split.json").write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
@@ -221,6 +226,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="generated programs whose assertion holds only with other facts (companions) the target adds",
     )
+    b.add_argument(
+        "--companion-templates",
+        type=_companion_templates,
+        metavar="T,...",
+        help=f"only these companion templates (default all: {', '.join(sorted(COMPANION_TEMPLATES))})",
+    )
     b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
     b.add_argument(
         "--val-families",
@@ -248,6 +259,14 @@ def _share(text: str) -> float:
     return value
 
 
+def _companion_templates(text: str) -> list[str]:
+    names = _families(text)
+    unknown = sorted(set(names) - set(COMPANION_TEMPLATES))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no companion template {', '.join(unknown)}")
+    return names
+
+
 def _families(text: str) -> list[str]:
     names = [f.strip() for f in text.split(",") if f.strip()]
     if not names:
@@ -268,6 +287,7 @@ def run_build(args: argparse.Namespace) -> int:
             in_loop_share=args.synthetic_in_loop,
             in_loop_whole=args.synthetic_in_loop_target == "invariant",
             companions=args.synthetic_companions,
+            companion_templates=args.companion_templates,
             val_families=args.val_families,
         )
     except QuokkaError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import string
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +84,7 @@ class Synthetic:
 
 
 IN_LOOP_SHARE = 0.5  # val families assert inside the loop about as often as after it
-VARIABLES = 5  # distinct names drawn per program: the most any template uses
+VARIABLES = 5  # distinct names drawn per program (more where a template has more roles)
 Body = tuple[list[str], str]  # (lines of main's body with the loop keyword marked by "@", invariant)
 
 
@@ -301,6 +301,13 @@ TEMPLATES: dict[str, LoopTemplate] = {
 }
 
 
+def _pair_assertions() -> tuple[tuple[str, str], ...]:
+    """The two ways of asserting one of a pair's equalities (the other is its companion)."""
+    first, second = "$u == $p * $x + $r * $y", "$v == $q * $x + $s * $y"
+    orders = ((first, second), (second, first))
+    return tuple((f"__VERIFIER_assert({a});", f"{a} && {b} && $i <= $n") for a, b in orders)
+
+
 # The first conjunct of each invariant here is no invariant alone: the loop keeps it only because
 # the other conjuncts (its companions) hold too. Asserted in the loop, it teaches a model to add them.
 COMPANION_TEMPLATES: dict[str, LoopTemplate] = {
@@ -353,6 +360,46 @@ COMPANION_TEMPLATES: dict[str, LoopTemplate] = {
         }
         __VERIFIER_assert($a == $q * $b + $r && $r < $d);
         """, "$a == $q * $b + $r && $d == $k * $b && $r >= 0", inputs="1 <= $b <= $lim; 0 <= $a <= $bound"),
+    # Two values kept as combinations of the inputs, their coefficients updated with them: a step
+    # that moves one value through the other keeps its equality only if the other's holds too.
+    "pair_recurrence": LoopTemplate(
+        "polynomial", "x y u v p q r s t i n", "c=1..3 lim=2..30 bound=3..10",
+        "u=$x v=$y p=1 q=0 r=0 s=1 t=0 i=0", """
+        @while ($i < $n) {
+            $t = $u;
+            $u = $v;
+            $v = $t + $c * $v;
+            $t = $p;
+            $p = $q;
+            $q = $t + $c * $q;
+            $t = $r;
+            $r = $s;
+            $s = $t + $c * $s;
+            $i = $i + 1;
+        }
+        $variant
+        """, "", inputs="0 <= $x $y <= $lim; 0 <= $n <= $bound", variants=_pair_assertions(),
+    ),
+    "pair_row_operations": LoopTemplate(
+        "polynomial", "x y u v p q r s k i n", "kmax=1..4 lim=2..30 bound=3..10",
+        "u=$x v=$y p=1 q=0 r=0 s=1 k=0 i=0", """
+        @while ($i < $n) {
+            $k = __VERIFIER_nondet_int();
+            if (!($k >= 0 && $k <= $kmax)) return 0;
+            if (__VERIFIER_nondet_int()) {
+                $u = $u - $k * $v;
+                $p = $p - $k * $q;
+                $r = $r - $k * $s;
+            } else {
+                $v = $v - $k * $u;
+                $q = $q - $k * $p;
+                $s = $s - $k * $r;
+            }
+            $i = $i + 1;
+        }
+        $variant
+        """, "", inputs="0 <= $x $y <= $lim; 0 <= $n <= $bound", variants=_pair_assertions(),
+    ),
 }
 
 
@@ -364,10 +411,14 @@ def generate(
     return _cycle(TEMPLATES, count, seed, in_loop_share, in_loop_whole)
 
 
-def generate_companions(count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE) -> list[Synthetic]:
-    """`count` programs of `COMPANION_TEMPLATES`, as `generate` makes them; the in-loop ones always
-    teach the whole invariant, since their assertion alone is no invariant."""
-    return _cycle(COMPANION_TEMPLATES, count, seed, in_loop_share, True)
+def generate_companions(
+    count: int, seed: int = 0, in_loop_share: float = IN_LOOP_SHARE, templates: Sequence[str] | None = None
+) -> list[Synthetic]:
+    """`count` programs of `COMPANION_TEMPLATES` (or of those named in `templates`), as `generate`
+    makes them; the in-loop ones always teach the whole invariant, since their assertion alone is
+    no invariant."""
+    chosen = COMPANION_TEMPLATES if templates is None else {t: COMPANION_TEMPLATES[t] for t in templates}
+    return _cycle(chosen, count, seed, in_loop_share, True)
 
 
 def _cycle(
@@ -406,7 +457,7 @@ def _make(
     in_loop_share: float,
     whole: bool,
 ) -> Synthetic:
-    variables = rng.sample(NAMES, VARIABLES)
+    variables = rng.sample(NAMES, max(VARIABLES, len(templates[template].roles.split())))
     body, invariant = instantiate(templates[template], rng, variables)
     in_loop = rng.random() < in_loop_share
     if in_loop:

@@ -324,3 +324,25 @@ def test_command_line_adds_companion_programs_to_train(tmp_path: Path) -> None:
     metas = [json.loads(line)["meta"] for line in (out / "train.jsonl").open()]
     companions = [m for m in metas if m["origin"] == "synthetic"]
     assert len(companions) == 5 and all(" && " in m["invariant"] for m in companions)
+
+
+def test_command_line_can_choose_the_companion_templates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quokka.verifier.cli import main
+
+    c = tmp_path / "p.c"
+    c.write_text(NESTED)
+    src = tmp_path / "invariants.jsonl"
+    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    out = tmp_path / "ds"
+    args = ["dataset", "build", str(src), "--out", str(out), "--val-fraction", "0", "--no-assertions"]
+    chosen = ["--synthetic-companions", "4", "--companion-templates", "pair_recurrence,pair_row_operations"]
+    assert main([*args, *chosen]) == 0
+    split = json.loads((out / "split.json").read_text())
+    assert split["synthetic_companion_templates"] == ["pair_recurrence", "pair_row_operations"]
+    names = sorted(p.name for p in (out / "synthetic").iterdir())
+    assert [n.split("_")[1] for n in names] == ["pair"] * 4
+    with pytest.raises(SystemExit):
+        main([*args, "--companion-templates", "pair_recurrence,euclid"])
+    assert "no companion template euclid" in capsys.readouterr().err
