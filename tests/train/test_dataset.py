@@ -221,10 +221,7 @@ def test_command_line_sets_the_in_loop_share_and_refuses_a_bad_one(
 ) -> None:
     from quokka.verifier.cli import main
 
-    c = tmp_path / "p.c"
-    c.write_text(NESTED)
-    src = tmp_path / "invariants.jsonl"
-    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    src = _nested_source(tmp_path)
     out = tmp_path / "ds"
     args = ["dataset", "build", str(src), "--out", str(out), "--synthetic", "3", "--val-fraction", "0"]
     assert main([*args, "--synthetic-in-loop", "1", "--no-assertions"]) == 0
@@ -312,10 +309,7 @@ def test_a_jsonl_target_may_carry_its_context(tmp_path: Path) -> None:
 def test_command_line_adds_companion_programs_to_train(tmp_path: Path) -> None:
     from quokka.verifier.cli import main
 
-    c = tmp_path / "p.c"
-    c.write_text(NESTED)
-    src = tmp_path / "invariants.jsonl"
-    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    src = _nested_source(tmp_path)
     out = tmp_path / "ds"
     args = ["dataset", "build", str(src), "--out", str(out), "--synthetic-companions", "5"]
     assert main([*args, "--val-fraction", "0", "--no-assertions"]) == 0
@@ -331,10 +325,7 @@ def test_command_line_can_choose_the_companion_templates(
 ) -> None:
     from quokka.verifier.cli import main
 
-    c = tmp_path / "p.c"
-    c.write_text(NESTED)
-    src = tmp_path / "invariants.jsonl"
-    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    src = _nested_source(tmp_path)
     out = tmp_path / "ds"
     args = ["dataset", "build", str(src), "--out", str(out), "--val-fraction", "0", "--no-assertions"]
     chosen = ["--synthetic-companions", "4", "--companion-templates", "pair_recurrence,pair_row_operations"]
@@ -346,3 +337,11 @@ def test_command_line_can_choose_the_companion_templates(
     with pytest.raises(SystemExit):
         main([*args, "--companion-templates", "pair_recurrence,euclid"])
     assert "no companion template euclid" in capsys.readouterr().err
+
+
+def _nested_source(tmp_path: Path) -> Path:
+    """An invariants.jsonl of one target (`k >= 0`, NESTED's inner loop), beside its program."""
+    (tmp_path / "p.c").write_text(NESTED)
+    src = tmp_path / "invariants.jsonl"
+    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    return src
