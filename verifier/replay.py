@@ -26,6 +26,8 @@ A generated harness is linked with the program:
   gives one another value (the nondet reading of uninitialised locals) is replayed on a copy whose
   declarations of those locals take the next input (`InputDeclaration`, `initialise`);
 * code2inv's `unknown()` is answered like `__VERIFIER_nondet_int()`.
+* on Linux the program dies with the process that runs it (`PARENT_VARIABLE`), so a verifier
+  killed with SIGKILL leaves none of its runs behind (a looping one would run on for ever).
 
 ILP32 tasks need `-m32` (with `-msse2 -mfpmath=sse`: floating point is evaluated in its own type,
 as on x86-64 and in the IR, not in the x87's extended precision); where it does not link, an
@@ -40,6 +42,7 @@ start of a `do` body) and reports the values of the given C variables.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -54,6 +57,9 @@ from .properties import ASSERT, NO_OVERFLOW
 
 REACHED_STATUS = 86
 _MARK = "@@QK"
+# the pid of the process running the program, which the harness dies with (`PR_SET_PDEATHSIG`; a
+# program whose runner is already gone exits at once): a killed verifier leaves no program running
+PARENT_VARIABLE = "QUOKKA_PARENT_PID"
 _COMPILE_TIMEOUT_S = 60.0
 
 _HARNESS = r"""
@@ -62,11 +68,22 @@ _HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #define QK __attribute__((no_instrument_function))
 #define QK_WEAK __attribute__((weak, no_instrument_function))
 static char qk_buf[1 << 16];
 QK static void qk_flush(int sig) { (void)sig; fflush(stderr); }
+QK static void qk_die_with_parent(void) {
+#ifdef __linux__
+  const char *parent = getenv("QUOKKA_PARENT_PID");
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (parent && getppid() != (pid_t)atol(parent)) _exit(125);
+#endif
+}
 QK __attribute__((constructor)) static void qk_init(void) {
+  qk_die_with_parent();
   setvbuf(stderr, qk_buf, _IOFBF, sizeof qk_buf);
   signal(SIGABRT, qk_flush);
 }
@@ -406,6 +423,7 @@ class CompiledProgram:
             return subprocess.run(
                 [str(self.binary)], input=text, capture_output=True, encoding="utf-8", errors="replace",
                 timeout=timeout_s, check=False, cwd=self.binary.parent,  # what it writes stays there
+                env={**os.environ, PARENT_VARIABLE: str(os.getpid())},  # it dies with this process
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return None

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from marks import needs_gcc
+from proctree import alive, descendants
+from quokka.verifier.processes import start_child
 from quokka.verifier.replay import (
+    PARENT_VARIABLE,
+    CompiledProgram,
     LoopProbe,
     compile_c,
     data_model_dependence,
@@ -220,3 +227,42 @@ def test_code2inv_unknown_is_an_input(tmp_path):
     )
     assert replay_with_compiler(prog, [1, 1, 0], "ILP32").status == "reached"
     assert replay_with_compiler(prog, [1, 0], "ILP32").status == "not_reached"
+
+
+LOOPING = PRELUDE + "int main(void) {\n  int x = __VERIFIER_nondet_int();\n  while (1) { x = x + 1; }\n}\n"
+
+
+@needs_gcc
+def test_a_program_run_dies_with_the_process_that_runs_it(tmp_path):
+    """kill -9 of a strategy running a looping program (as of a batch, by the torture campaign's
+    fault) leaves no program running: nobody is left to end it at its timeout."""
+    built = compile_c(write(tmp_path, LOOPING), "LP64", tmp_path)
+    assert isinstance(built, CompiledProgram), built
+
+    def runner(conn):
+        conn.send("running")
+        built.run([1], timeout_s=120)
+
+    child = start_child("runner", runner)
+    assert child.conn.poll(20) and child.conn.recv() == "running"
+    deadline = time.monotonic() + 20
+    while not (programs := descendants(child.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert programs, "the program did not start"
+    os.kill(child.pid, signal.SIGKILL)
+    child.close()
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in programs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in programs)
+
+
+@needs_gcc
+def test_a_program_whose_runner_is_gone_exits_at_once(tmp_path):
+    """The runner's pid is not the program's parent (it died before the program set its death
+    signal): the program exits at once, with status 125."""
+    built = compile_c(write(tmp_path, LOOPING), "LP64", tmp_path)
+    assert isinstance(built, CompiledProgram), built
+    env = {**os.environ, PARENT_VARIABLE: "1"}  # a runner that is not this program's parent
+    done = subprocess.run([str(built.binary)], input=b"1\n", env=env, capture_output=True, timeout=20)
+    assert done.returncode == 125
