@@ -201,10 +201,7 @@ def test_assertions_are_tried_at_every_loop_and_kept_where_inductive(tmp_path: P
 
 
 def test_dataset_has_assertion_targets_unless_told_not_to(tmp_path: Path) -> None:
-    c = tmp_path / "p.c"
-    c.write_text(NESTED)
-    src = tmp_path / "invariants.jsonl"
-    src.write_text(json.dumps({"file": "p.c", "after_line": 13, "invariant": "k >= 0"}) + "\n")
+    src = _nested_source(tmp_path)
     with_them = build([src], tmp_path / "with", val_fraction=0.0)
     without = build([src], tmp_path / "without", val_fraction=0.0, assertions=False)
     assert (with_them.targets, with_them.train) == (5, 2)
