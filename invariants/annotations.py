@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from quokka.verifier.builder import and_, num
-from quokka.verifier.claims import Claim
 from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import find_acsl_invariants, parse_invariant
 from quokka.verifier.ir import Expr, LoopInfo, Program
-from quokka.verifier.results import ProvenInvariant
+from quokka.verifier.ir.builder import and_, num
+from quokka.verifier.verdict.claims import Claim
+from quokka.verifier.verdict.results import ProvenInvariant
 
 from .protocol import Candidate, ProposalContext
 

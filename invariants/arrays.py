@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from quokka.verifier.cexpr import uncast
 from quokka.verifier.ir import (
     BOUND,
     INT,
@@ -36,7 +35,8 @@ from quokka.verifier.ir import (
     walk,
     walk_stmts,
 )
-from quokka.verifier.printer import c_names, format_expr
+from quokka.verifier.ir.cexpr import uncast
+from quokka.verifier.ir.printer import c_names, format_expr
 
 from .protocol import Candidate, ProposalContext
 from .structure import assigned_in, comparisons, find_loop, substitute

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
-from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
+from quokka.verifier.exec.definedness import UNINITIALISED_READINGS
 from quokka.verifier.options import ENGINES, Options
 from quokka.verifier.properties import READINGS
-from quokka.verifier.results import Diagnostic, Result
-from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
+from quokka.verifier.verdict.results import Diagnostic, Result
+from quokka.verifier.verdict.witnesses import input_file_name, witness_for, write_witness
 
 from .llm.settings import ModelSettings, from_pyproject
 from .verify import resolve_input, verify_path

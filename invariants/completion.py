@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Program, Unary, Var, conjuncts
-from quokka.verifier.printer import c_names
+from quokka.verifier.ir.printer import c_names
 
 from .linalg import nullspace
 from .protocol import Candidate, ProposalContext, Proposer, State

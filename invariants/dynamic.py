@@ -30,9 +30,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from quokka.verifier.encode.seeds import SeedSource
 from quokka.verifier.ir import INT, Binary, Cast, Const, Expr, IntType, Loop, Program, Var, VarDecl
-from quokka.verifier.printer import c_names, format_expr
-from quokka.verifier.seeds import SeedSource
+from quokka.verifier.ir.printer import c_names, format_expr
 
 from .canonical import key
 from .evaluate import compile_expr, holds_on

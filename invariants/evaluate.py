@@ -10,8 +10,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 
-from quokka.verifier import semantics
-from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Ite, Unary, Var
+from quokka.verifier.ir import Binary, Cast, Const, Expr, IntType, Ite, Unary, Var, semantics
 
 State = Mapping[str, int]
 Fn = Callable[[State], int]

@@ -14,7 +14,7 @@ from functools import reduce
 from math import gcd
 
 from quokka.verifier.ir import IntType
-from quokka.verifier.semantics import c_mod
+from quokka.verifier.ir.semantics import c_mod
 
 from .facts import Fact, linear
 

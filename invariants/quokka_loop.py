@@ -12,14 +12,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quokka.verifier.dump import dump_json
 from quokka.verifier.engines import algebra, houdini, inductive, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
+from quokka.verifier.infra.dump import dump_json
 from quokka.verifier.ir import Expr, Program
 from quokka.verifier.options import Options
-from quokka.verifier.portfolio import Strategy
-from quokka.verifier.results import CandidateReport
+from quokka.verifier.verdict.portfolio import Strategy
+from quokka.verifier.verdict.results import CandidateReport
 
 from .protocol import Candidate, ProposalContext, Proposer, loop_contexts
 
@@ -208,7 +208,7 @@ class QuokkaLoop:
 
 
 def _failed(name: str, message: str) -> Candidate:
-    from quokka.verifier.builder import num
+    from quokka.verifier.ir.builder import num
 
     return Candidate("", num(1), "", name, rejected=f"proposer failed: {message}")
 
@@ -223,7 +223,7 @@ def _merge_ctis(
 
 
 def _with_kept(candidate: Expr, kept: Sequence[Expr]) -> Expr:
-    from quokka.verifier.builder import and_
+    from quokka.verifier.ir.builder import and_
 
     out = candidate
     for k in kept:

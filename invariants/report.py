@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quokka.verifier.results import Counterexample, Result, Verdict
+from quokka.verifier.verdict.results import Counterexample, Result, Verdict
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text  # program text, never markup: `a[k]` would read as a style tag

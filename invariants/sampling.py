@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
-from quokka.verifier import fpsem, semantics
-from quokka.verifier.interp import Runner, compile_program
+from quokka.verifier.encode.seeds import SeedSource
+from quokka.verifier.exec.interp import Runner, compile_program
 from quokka.verifier.ir import (
     ArrayType,
     FloatType,
@@ -34,9 +34,10 @@ from quokka.verifier.ir import (
     Loop,
     Program,
     VarDecl,
+    fpsem,
+    semantics,
     walk_stmts,
 )
-from quokka.verifier.seeds import SeedSource
 
 State = Mapping[str, int]
 MODES = ("small", "positive", "small", "boundary", "positive", "tiny", "wide")

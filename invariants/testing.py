@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 import time
 
+from quokka.verifier.encode.seeds import SeedSource
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.ir import Program
-from quokka.verifier.portfolio import Strategy
-from quokka.verifier.seeds import SeedSource
+from quokka.verifier.verdict.portfolio import Strategy
 
 from .sampling import SamplingConfig, collect
 

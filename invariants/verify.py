@@ -6,20 +6,20 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from quokka.verifier.checks import replay_violation, with_uninitialised
-from quokka.verifier.claims import Claim, check_claims
-from quokka.verifier.definedness import STRICT
-from quokka.verifier.dump import dump_json, dump_program
 from quokka.verifier.engines.base import Budget, EngineResult, unknown
 from quokka.verifier.errors import InputError, UnsupportedFeature
+from quokka.verifier.exec.definedness import STRICT
 from quokka.verifier.frontend import lower
+from quokka.verifier.infra.dump import dump_json, dump_program
 from quokka.verifier.ir import Program, refusal
 from quokka.verifier.options import Options
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
-from quokka.verifier.results import Diagnostic, Result, Verdict
 from quokka.verifier.task import read_task
-from quokka.verifier.witnesses import WitnessError, violation_waypoints, witness_invariants
+from quokka.verifier.verdict.checks import replay_violation, with_uninitialised
+from quokka.verifier.verdict.claims import Claim, check_claims
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig, Strategy
+from quokka.verifier.verdict.results import Diagnostic, Result, Verdict
+from quokka.verifier.verdict.witnesses import WitnessError, violation_waypoints, witness_invariants
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .llm.settings import ModelSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types as lsp
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 from .model import STATUS_OK, LoopReport, Outcome
 from .text import main_function

@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from quokka.verifier.results import Verdict
-from quokka.verifier.store import KeyedTable
+from quokka.verifier.infra.store import KeyedTable
+from quokka.verifier.verdict.results import Verdict
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types as lsp
-from quokka.verifier.results import Counterexample, Diagnostic, Result, Verdict
+from quokka.verifier.verdict.results import Counterexample, Diagnostic, Result, Verdict
 
 from .model import STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, Outcome, loop_line
 from .text import Site, SourceText, Span, assertion_sites, main_function, mentioned_at, same_file

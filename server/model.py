@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from quokka.verifier.results import CandidateReport, Diagnostic, ProvenInvariant, Result, Verdict
+from quokka.verifier.verdict.results import CandidateReport, Diagnostic, ProvenInvariant, Result, Verdict
 
 STATUS_OK = "ok"  # the verifier answered with a Result
 STATUS_ERROR = "error"  # bad input: `Outcome.diagnostic` says what and where

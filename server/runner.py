@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.processes import kill_run, new_tag, scratch_folder, supervised_environment
-from quokka.verifier.results import Diagnostic, UnreadableOutput, read_verify_output
+from quokka.verifier.infra.processes import kill_run, new_tag, scratch_folder, supervised_environment
 from quokka.verifier.task import read_task
+from quokka.verifier.verdict.results import Diagnostic, UnreadableOutput, read_verify_output
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome, bad_input, failed
 

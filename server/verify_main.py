@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from quokka.invariants.cli_verify import register
-from quokka.verifier.processes import die_with_supervisor
+from quokka.verifier.infra.processes import die_with_supervisor
 
 
 def main(argv: Sequence[str] | None = None) -> int:

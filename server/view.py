@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 from .model import STATUS_OK, LoopReport, Outcome, loop_reports
 from .text import SourceText, keyword_at

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from quokka.verifier.cli_args import positive_int, seconds
-from quokka.verifier.store import ResultRow, Store, StoreError
+from quokka.verifier.infra.store import ResultRow, Store, StoreError
 from rich.console import Console
 
 from .configs import DEFAULT_VERIFIER

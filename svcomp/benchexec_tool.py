@@ -6,7 +6,7 @@ a tool-info module by its full Python name when it contains a dot). Quokka runs 
 P the task's property file's (`unreach-call`: only reach_error() is the error, SV-COMP's reading;
 `no-overflow`: a signed integer overflow is; others are not supported); add `--uninitialised
 nondet` to the benchmark's options for SV-COMP's reading of uninitialised locals. The verdict is
-read from its one JSON object (see `quokka.verifier.results.Result.to_json`): FALSE is
+read from its one JSON object (see `quokka.verifier.verdict.results.Result.to_json`): FALSE is
 `false(unreach-call)` or `false(no-overflow)`, after the property it names.
 The witness (SV-COMP format 2.0, backing a TRUE or FALSE verdict; none for UNKNOWN) is written
 into the run's working directory, whose files BenchExec keeps as the run's result files (select
@@ -22,7 +22,7 @@ from typing import Any
 import benchexec.result as result
 import benchexec.tools.template
 from quokka.verifier.properties import NO_OVERFLOW, SUPPORTED, UNREACH_CALL, identify
-from quokka.verifier.results import (
+from quokka.verifier.verdict.results import (
     Diagnostic,
     Result,
     UnreadableOutput,

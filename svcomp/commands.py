@@ -12,7 +12,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.store import Store
+from quokka.verifier.infra.store import Store
 from rich.console import Console
 
 from . import configs as configs_mod

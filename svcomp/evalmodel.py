@@ -36,16 +36,15 @@ from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.prompt import messages_for_context
 from quokka.invariants.protocol import Candidate, ProposalContext, State, loop_contexts
 from quokka.invariants.verify import verify_program
-from quokka.verifier import transform
 from quokka.verifier.engines import houdini, inductive, spacer
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
-from quokka.verifier.ir import Program
+from quokka.verifier.ir import Program, transform
+from quokka.verifier.ir.semantics import UndefinedBehaviour
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
-from quokka.verifier.results import Verdict
-from quokka.verifier.semantics import UndefinedBehaviour
+from quokka.verifier.verdict.results import Verdict
 
 from .tasks import Task
 

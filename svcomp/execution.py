@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quokka.verifier.processes import Ended, LimitedCommand, ResourceLimits
-from quokka.verifier.store import now
+from quokka.verifier.infra.processes import Ended, LimitedCommand, ResourceLimits
+from quokka.verifier.infra.store import now
 
 STDERR_TAIL = 4000
 

@@ -35,8 +35,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
-from quokka.verifier.processes import tagged_environment, tagged_processes
-from quokka.verifier.store import StoreError, reading
+from quokka.verifier.infra.processes import tagged_environment, tagged_processes
+from quokka.verifier.infra.store import StoreError, reading
 
 from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, RunningProcess

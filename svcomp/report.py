@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from quokka.verifier.store import ResultRow, RunInfo, Store, StoreError
+from quokka.verifier.infra.store import ResultRow, RunInfo, Store, StoreError
 
 from .plots import ScatterPoint, cactus_plot, scatter_plot
 from .report_tasks import TASKS_CSS, TASKS_SCRIPT, tasks_html

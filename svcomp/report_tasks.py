@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from quokka.verifier.store import ResultRow, RunInfo
+from quokka.verifier.infra.store import ResultRow, RunInfo
 
 CATEGORIES = ("correct", "wrong", "unknown", "error", "missing")
 NOT_WRITTEN = "not written"

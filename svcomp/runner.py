@@ -27,15 +27,15 @@ from typing import Any, Protocol
 
 from quokka.invariants.train.sources import read_jsonl
 from quokka.verifier.errors import InputError
-from quokka.verifier.results import (
+from quokka.verifier.infra.store import ResultRow, RunInfo, Store, content_key, now
+from quokka.verifier.verdict.results import (
     Diagnostic,
     Result,
     UnreadableOutput,
     Verdict,
     read_verify_output,
 )
-from quokka.verifier.store import ResultRow, RunInfo, Store, content_key, now
-from quokka.verifier.witnesses import (
+from quokka.verifier.verdict.witnesses import (
     WitnessError,
     input_file_name,
     invariant_arguments,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from quokka.verifier.store import ResultRow, RunInfo
+from quokka.verifier.infra.store import ResultRow, RunInfo
 
 from . import scores
 

@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from quokka.verifier.exec.replay import CompiledProgram, compile_c
 from quokka.verifier.properties import ASSERT
-from quokka.verifier.replay import CompiledProgram, compile_c
-from quokka.verifier.results import Result, UnreadableOutput, Verdict, read_verify_output
+from quokka.verifier.verdict.results import Result, UnreadableOutput, Verdict, read_verify_output
 
 from .configs import DEFAULT_VERIFIER
 from .execution import Limits, Outcome, run_limited

@@ -15,8 +15,8 @@ from pathlib import Path
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import LoopInfo
-from quokka.verifier.results import ProvenInvariant, Result, Verdict
-from quokka.verifier.witnesses import correctness_witness, write_witness
+from quokka.verifier.verdict.results import ProvenInvariant, Result, Verdict
+from quokka.verifier.verdict.witnesses import correctness_witness, write_witness
 
 CHANNELS = ("option", "acsl", "witness")
 CONSTANTS = (0, 1, 2, -1, 7, 100, 2147483647, 4294967295)

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from quokka.verifier.portfolio import Portfolio
-from quokka.verifier.replay import gcc_available
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.exec.replay import gcc_available
+from quokka.verifier.verdict.portfolio import Portfolio
+from quokka.verifier.verdict.results import Result, Verdict
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -1,7 +1,7 @@
 """Test decorators shared by the test modules."""
 
 import pytest
-from quokka.verifier.replay import gcc_available
+from quokka.verifier.exec.replay import gcc_available
 
 
 def needs_gcc(test):  # type: ignore[no-untyped-def]

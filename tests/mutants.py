@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-from quokka.verifier.builder import conjunction
 from quokka.verifier.ir import INT, Binary, Const, Expr, IntType, Program, Unary, Var, conjuncts
+from quokka.verifier.ir.builder import conjunction
 
 _FLIP = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _WEAKEN = {"<": "<=", ">": ">=", "==": "<=", "<=": "<", ">=": ">"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num, or_
 from quokka.verifier.ir import INT, Expr, Program, Var
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, eq, ge, le, mul, num, or_
 
 SQUARES = Var("y", INT)  # the sum of squares of `bounded_counter(bound, squares=True)`
 

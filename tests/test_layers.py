@@ -1,6 +1,6 @@
 """The house rules of `../shared/DESIGN.md` (issue 21), read off the source: imports point down
 the layers (verifier < invariants < svcomp, server), the solver, parser, YAML and sqlite libraries
-stay in the modules that own them (sqlite: only the results store, `verifier/store.py`), and no
+stay in the modules that own them (sqlite: only the results store, `verifier/infra/store.py`), and no
 two modules import each other, directly or around a cycle (imports under `if TYPE_CHECKING:` are
 for the type checker only and do not count)."""
 
@@ -16,13 +16,13 @@ PACKAGES = {"verifier": "quokka.verifier", "invariants": "quokka.invariants", "s
 LAYER = {"quokka.verifier": 1, "quokka.invariants": 2, "quokka.svcomp": 3, "quokka.server": 3}
 OWNERS = {  # library -> the modules and packages that may import it
     "z3": ("quokka.verifier",),
-    "cvc5": ("quokka.verifier.doublecheck",),
+    "cvc5": ("quokka.verifier.verdict.doublecheck",),
     "pycparser": ("quokka.verifier.frontend",),
     "yaml": ("quokka.verifier",),
     "torch": ("quokka.invariants.llm", "quokka.invariants.train"),
     "transformers": ("quokka.invariants.llm", "quokka.invariants.train"),
-    "sqlite3": ("quokka.verifier.store",),  # the one results store (DESIGN.md)
-    "sqlite_utils": ("quokka.verifier.store",),
+    "sqlite3": ("quokka.verifier.infra.store",),  # the one results store (DESIGN.md)
+    "sqlite_utils": ("quokka.verifier.infra.store",),
 }
 # Known exceptions, each with its reason; the list only shrinks.
 EXCEPTIONS: set[tuple[str, str]] = set()

@@ -72,7 +72,7 @@ def loop_entries(program: Program) -> list[dict[str, Any]]:
 
 
 def format_ir(program: Program) -> str:
-    from .printer import format_program
+    from quokka.verifier.ir.printer import format_program
 
     return format_program(program)
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quokka.verifier.exec.definedness import UNINITIALISED_READINGS
+
 from .cli_args import MEMORY_MB, SECONDS, SEED, Bounds
-from .definedness import UNINITIALISED_READINGS
 from .errors import InputError
 from .properties import READINGS
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quokka.verifier.builder import num
 from quokka.verifier.errors import InputError
 from quokka.verifier.ir import Program
+from quokka.verifier.ir.builder import num
 
 from ..protocol import Candidate, ProposalContext, Proposer, State
 from .backend import Backend, EndpointError, Message, ModelError, SampleRequest, sample_per_loop

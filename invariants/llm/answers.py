@@ -12,11 +12,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from quokka.verifier.builder import num
 from quokka.verifier.errors import LocatedError, QuokkaError
 from quokka.verifier.frontend import parse_invariant
 from quokka.verifier.ir import Const, Expr, IntType, LoopInfo, Program, conjuncts
-from quokka.verifier.printer import format_expr_c_names
+from quokka.verifier.ir.builder import num
+from quokka.verifier.ir.printer import format_expr_c_names
 
 from ..protocol import Candidate
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from quokka.verifier.encode.meaning import Equivalence, Fingerprint
 from quokka.verifier.ir import Program
-from quokka.verifier.meaning import Equivalence, Fingerprint
 
 from ..protocol import Candidate
 

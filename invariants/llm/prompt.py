@@ -23,7 +23,7 @@ from typing import Any
 from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import Outline, outline_text
 from quokka.verifier.ir import LoopInfo, Program
-from quokka.verifier.printer import format_type_decl
+from quokka.verifier.ir.printer import format_type_decl
 
 from ..protocol import ProposalContext, State
 from .grammar import AnswerGrammar

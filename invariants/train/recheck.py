@@ -10,13 +10,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from quokka.verifier.encode.meaning import SolverError, always_true
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.inductive import check
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.frontend import lower, parse_invariant
+from quokka.verifier.infra.store import content_key
 from quokka.verifier.ir import Binary, Const, Expr, LoopInfo, Program, Var, bounded_recursion, operands
-from quokka.verifier.meaning import SolverError, always_true
-from quokka.verifier.store import content_key
 
 from ..llm.answers import MAX_EXPR_CHARS
 from .sources import Target, data_model_of

@@ -3,7 +3,7 @@
 - `*.jsonl`: one object per line, `file` (relative to the JSONL's folder), `after_line` (the loop
   keyword's line, `LoopInfo.insert_after_line`), `invariant` (a C expression), and optionally
   `context`: `[after_line, invariant]` pairs of the program's other loops (`Target.context`).
-- `*.sqlite` / `*.db`: a results database of `quokka batch`, read through `quokka.verifier.store`:
+- `*.sqlite` / `*.db`: a results database of `quokka batch`, read through `quokka.verifier.infra.store`:
   of each result with verdict "true", `program` (path of the C file) and `invariants` (a list of
   objects with `line` = the loop keyword's line and `expr`).
 - `*.yml` / `*.yaml` / `*.graphml` holding a correctness witness: its `loop_invariant`s, for the C
@@ -25,9 +25,9 @@ from typing import Any
 
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.frontend import find_acsl_invariants, find_assertions, lower
-from quokka.verifier.store import StoreError, reading
+from quokka.verifier.infra.store import StoreError, reading
 from quokka.verifier.task import read_task
-from quokka.verifier.witnesses import WitnessError, witness_invariants
+from quokka.verifier.verdict.witnesses import WitnessError, witness_invariants
 
 ASSERTION_ORIGIN = "assertion"
 SOURCE_SUFFIXES = (".jsonl", ".sqlite", ".db", ".yml", ".yaml", ".c", ".i")

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from quokka.verifier import ir
-from quokka.verifier.builder import (
+from quokka.verifier.errors import QuokkaError
+from quokka.verifier.ir.builder import (
     ProgramBuilder,
     add,
     and_,
@@ -33,7 +34,6 @@ from quokka.verifier.builder import (
     or_,
     sub,
 )
-from quokka.verifier.errors import QuokkaError
 
 TYPES = ir.int_types("LP64")
 UCHAR = TYPES["unsigned char"]

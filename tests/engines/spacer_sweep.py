@@ -18,8 +18,7 @@ from pathlib import Path
 
 import yaml
 import z3
-from quokka.verifier import chc
-from quokka.verifier.encode import encode
+from quokka.verifier.encode import chc, encode
 from quokka.verifier.engines import spacer
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.frontend import lower

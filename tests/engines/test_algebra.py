@@ -6,16 +6,16 @@ import random
 
 import sympy
 from quokka.verifier import ir
-from quokka.verifier.builder import conjunction
 from quokka.verifier.cfg import build_cfg
 from quokka.verifier.engines import algebra
 from quokka.verifier.engines.algebra import Fact
 from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import run
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.printer import format_expr, format_program
-from quokka.verifier.results import Verdict
+from quokka.verifier.ir.builder import conjunction
+from quokka.verifier.ir.printer import format_expr, format_program
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Verdict
 
 PRELUDE = """
 extern unsigned int __VERIFIER_nondet_uint(void);

@@ -7,12 +7,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from quokka.verifier.builder import cast, num
 from quokka.verifier.engines import bitblast
 from quokka.verifier.engines.base import Budget, Status
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend.lower import lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.ir import INT, UINT, Binary, Expr, Program, Unary
+from quokka.verifier.ir.builder import cast, num
 from quokka.verifier.properties import UNREACH_CALL
 from test_bmc_fuzz import _Gen
 

@@ -8,12 +8,26 @@ from dataclasses import replace
 import pytest
 from corpus import counter_program
 from quokka.verifier import ir
-from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, gt, le, lt, mul, ne, num, or_
 from quokka.verifier.cfg import build_cfg
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.errors import Coord
-from quokka.verifier.interp import run
+from quokka.verifier.exec.interp import run
+from quokka.verifier.ir.builder import (
+    ProgramBuilder,
+    add,
+    and_,
+    cast,
+    eq,
+    ge,
+    gt,
+    le,
+    lt,
+    mul,
+    ne,
+    num,
+    or_,
+)
 
 UCHAR = ir.IntType("unsigned char", 8, False)
 SCHAR = ir.IntType("signed char", 8, True)

@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import pytest
 from quokka.verifier import ir
-from quokka.verifier.builder import cast, num
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import Coord
-from quokka.verifier.interp import run
-from quokka.verifier.printer import format_program
+from quokka.verifier.exec.interp import run
+from quokka.verifier.ir.builder import cast, num
+from quokka.verifier.ir.printer import format_program
 
 UCHAR = ir.IntType("unsigned char", 8, False)
 MAX_BOUND = 8

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import z3
 from corpus import BY_NAME
-from quokka.verifier import chc
-from quokka.verifier.chc import dump
-from quokka.verifier.encode import encode
+from quokka.verifier.encode import chc, encode
+from quokka.verifier.encode.chc import dump
 
 
 def _check_file(path: Path, logic: str | None = None) -> z3.CheckSatResult:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from corpus import SAFE, UNSAFE, Example
 from mutants import mutant_maps
-from quokka.verifier.doublecheck import CONFIRMED, REFUTED, double_check
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.inductive import prove_with
 from quokka.verifier.engines.spacer import solve
+from quokka.verifier.verdict.doublecheck import CONFIRMED, REFUTED, double_check
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants is not None]
 

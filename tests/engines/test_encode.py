@@ -10,10 +10,10 @@ import random
 import pytest
 import z3
 from corpus import CORPUS, Example
-from quokka.verifier.builder import ProgramBuilder, add, ge, gt, lt, num
 from quokka.verifier.encode import ENTRY, ERROR, Encoding, encode, range_facts
-from quokka.verifier.interp import run
+from quokka.verifier.exec.interp import run
 from quokka.verifier.ir import UINT, ArrayType, Assign, Return, Scope, Select, free_vars
+from quokka.verifier.ir.builder import ProgramBuilder, add, ge, gt, lt, num
 
 MAX_TRANSITIONS = 40
 

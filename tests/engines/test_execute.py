@@ -102,7 +102,7 @@ def test_random_deterministic_programs_agree_with_the_interpreter(tmp_path, chun
     import random
 
     from quokka.svcomp.torture import generated_program
-    from quokka.verifier.interp import run
+    from quokka.verifier.exec.interp import run
 
     verdicts = []
     for seed in range(chunk * 12, chunk * 12 + 12):

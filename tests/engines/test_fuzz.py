@@ -8,10 +8,10 @@ from pathlib import Path
 
 from fuzzing import fuzz_text, fuzzed_error
 from marks import needs_gcc
-from quokka.verifier.builder import ProgramBuilder, ne, num
 from quokka.verifier.engines import fuzz
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.interp import LONG_RUN_STEPS, run
+from quokka.verifier.exec.interp import LONG_RUN_STEPS, run
+from quokka.verifier.ir.builder import ProgramBuilder, ne, num
 from quokka.verifier.properties import UNREACH_CALL
 
 DEEP = """

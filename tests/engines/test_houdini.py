@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from corpus import SAFE, UNSAFE, Example, doubling, twin
 from mutants import conjuncts, guesses, mutant_maps
-from quokka.verifier.builder import add, and_, eq, le, lt, mul, num, or_
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Expr, Var
+from quokka.verifier.ir.builder import add, and_, eq, le, lt, mul, num, or_
 from state_sets import SQUARES, bounded_counter, points, reachable
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants]

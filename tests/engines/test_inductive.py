@@ -6,11 +6,11 @@ import pytest
 import z3
 from corpus import C_ERRORS, CORPUS, SAFE, UNSAFE, Example, twin
 from mutants import mutant_maps
-from quokka.verifier.builder import ProgramBuilder, add, and_, ge, le, num
+from quokka.verifier.encode.smt import Translator
 from quokka.verifier.engines import inductive
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.ir import Expr, Program, Var, free_vars
-from quokka.verifier.smt import Translator
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, ge, le, num
 from state_sets import bounded_counter, points
 
 WITH_INVARIANTS = [e for e in SAFE if e.invariants is not None]

@@ -4,13 +4,13 @@ equalities, and the full certificate whenever no smaller proof is established (i
 from __future__ import annotations
 
 from corpus import Doubling, doubling
-from quokka.verifier.builder import ge, le, mul, num
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.inductive import prove_with
 from quokka.verifier.ir import Binary, Expr, conjuncts
-from quokka.verifier.minimize import minimal_certificate
-from quokka.verifier.printer import format_expr
-from quokka.verifier.simplify import readable_conjuncts
+from quokka.verifier.ir.builder import ge, le, mul, num
+from quokka.verifier.ir.printer import format_expr
+from quokka.verifier.ir.simplify import readable_conjuncts
+from quokka.verifier.verdict.minimize import minimal_certificate
 
 
 def _program() -> Doubling:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from corpus import BY_NAME, CORPUS, Example
+from quokka.verifier.encode.z3_to_ir import subterms
 from quokka.verifier.engines import inductive, spacer
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.interp import run
-from quokka.verifier.z3_to_ir import subterms
+from quokka.verifier.exec.interp import run
 
 # Solved in well under a second on every configuration measured (see spacer_sweep.py).
 EASY_SAFE = ["counter", "continue_step", "break_even", "halving", "bool_loop", "assume_blocked",
@@ -51,9 +51,9 @@ def test_quantifier_elimination_is_bounded_by_the_budget(monkeypatch):
     """`qe` may not return on nonlinear formulas: under a budget it is run with `TryFor`, and a
     formula it cannot finish is Unsupported (Spacer's answer is then UNKNOWN, never a hang)."""
     import z3
+    from quokka.verifier.encode.z3_to_ir import Unsupported
     from quokka.verifier.engines import spacer
     from quokka.verifier.engines.base import Budget
-    from quokka.verifier.z3_to_ir import Unsupported
 
     x, y = z3.Ints("x y")
     formula = z3.Exists([y], z3.And(x == 2 * y, y >= 0))

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 from corpus import BY_NAME, UNSAFE, Example, doubling, twin
 from mutants import mutant_maps
-from quokka.verifier import transform
-from quokka.verifier.builder import eq, le, mul, num
 from quokka.verifier.engines import inductive, twoquery
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.interp import run
-from quokka.verifier.ir import Assert, Assume, walk_stmts
+from quokka.verifier.exec.interp import run
+from quokka.verifier.ir import Assert, Assume, transform, walk_stmts
+from quokka.verifier.ir.builder import eq, le, mul, num
 
 
 def test_program_rewrites() -> None:

@@ -6,11 +6,11 @@ import random
 
 import pytest
 import z3
-from quokka.verifier.builder import ProgramBuilder
+from quokka.verifier.encode.smt import Translator
+from quokka.verifier.encode.z3_to_ir import INT128, LLONG, Unsupported, arith_type, to_ir
 from quokka.verifier.ir import INT, UINT, ArrayType, Assume, Expr, Var, int_types
-from quokka.verifier.smt import Translator
-from quokka.verifier.typecheck import check_program
-from quokka.verifier.z3_to_ir import INT128, LLONG, Unsupported, arith_type, to_ir
+from quokka.verifier.ir.builder import ProgramBuilder
+from quokka.verifier.ir.typecheck import check_program
 
 ULONG = int_types("LP64")["unsigned long"]
 X, Y = z3.Ints("x y")

@@ -1,6 +1,6 @@
 """Test helpers for the frontend: a tiny independent IR interpreter and a gcc harness.
 
-The interpreter is deliberately separate from `quokka.verifier.interp`, so frontend tests do not
+The interpreter is deliberately separate from `quokka.verifier.exec.interp`, so frontend tests do not
 depend on (or share bugs with) it. It walks the nested statements, or, for a program with a `goto`,
 the blocks of `cfg.build_cfg`. C programs are compiled with gcc (LP64) and run with the same
 nondeterministic inputs; both must agree on the outcome.
@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quokka.verifier import ir, semantics
+from quokka.verifier import ir
 from quokka.verifier.cfg import Branch, Halt, Jump, build_cfg
 from quokka.verifier.frontend import lower_source
+from quokka.verifier.ir import semantics
 
 GCC = shutil.which("gcc")
 

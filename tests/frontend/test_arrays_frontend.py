@@ -14,12 +14,13 @@ import pytest
 from frontend_helpers import run_gcc, run_ir
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
-from quokka.verifier import interp, ir
+from quokka.verifier import ir
 from quokka.verifier.errors import FrontendError, UnsupportedFeature
+from quokka.verifier.exec import interp
+from quokka.verifier.exec.replay import gcc_available
 from quokka.verifier.frontend import lower_source, stmt
 from quokka.verifier.options import Options
-from quokka.verifier.replay import gcc_available
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 PRELUDE = """\
 #include <string.h>

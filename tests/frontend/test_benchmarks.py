@@ -15,8 +15,8 @@ import pytest
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program, uses_floats
+from quokka.verifier.ir.typecheck import check_program
 from quokka.verifier.task import read_task
-from quokka.verifier.typecheck import check_program
 
 BENCHMARKS = Path(__file__).parents[2].parent / "shared" / "benchmarks"
 TARGETS = {"quokka-dev": 0.83, "svcomp-nla-dev": 0.95, "code2inv": 1.0}

@@ -1,11 +1,10 @@
-"""C typing rules of `verifier.cexpr` (promotions, usual arithmetic conversions, literals)."""
+"""C typing rules of `verifier.ir.cexpr` (promotions, usual arithmetic conversions, literals)."""
 
 from __future__ import annotations
 
 import pytest
-from quokka.verifier import cexpr
-from quokka.verifier.cexpr import CTypes
-from quokka.verifier.ir import INT, Binary, Cast, Const, IntType, Var
+from quokka.verifier.ir import INT, Binary, Cast, Const, IntType, Var, cexpr
+from quokka.verifier.ir.cexpr import CTypes
 
 LP64, ILP32 = CTypes("LP64"), CTypes("ILP32")
 

@@ -12,12 +12,12 @@ import pytest
 from frontend_helpers import GCC, run_gcc, run_ir
 from quokka.verifier.cfg import Cfg, build_cfg
 from quokka.verifier.errors import FrontendError, UnsupportedFeature
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower, lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.ir import Assert, Goto, Havoc, Label, LoopInfo, Program, Scope, Stmt, walk_stmts
-from quokka.verifier.printer import format_program
+from quokka.verifier.ir.printer import format_program
+from quokka.verifier.ir.typecheck import check_program
 from quokka.verifier.properties import UNREACH_CALL
-from quokka.verifier.typecheck import check_program
 
 QUOKKA_DEV = Path(__file__).parents[2].parent / "shared" / "benchmarks" / "quokka-dev"
 GOTO_TASKS = sorted(p for p in QUOKKA_DEV.glob("*.c") if "goto" in p.read_text())  # none if absent

@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from frontend_helpers import GCC
 from quokka.invariants.verify import verify_path
-from quokka.verifier import cexpr
-from quokka.verifier.cexpr import CTypes
 from quokka.verifier.errors import UnsupportedFeature
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.ir import INT, INT128, Assign, Const, Scope, walk_stmts
+from quokka.verifier.ir import INT, INT128, Assign, Const, Scope, cexpr, walk_stmts
+from quokka.verifier.ir.cexpr import CTypes
 from quokka.verifier.options import Options
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 # text -> (LP64 type, ILP32 type); the value is the constant's unless the type cannot hold it
 CASES: dict[str, tuple[str, str]] = {

@@ -25,7 +25,7 @@ from quokka.verifier.ir import (
     Store,
     walk_stmts,
 )
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.typecheck import check_program
 
 
 def lowered(src: str, data_model: str = "LP64") -> Program:

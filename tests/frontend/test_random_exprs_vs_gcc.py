@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from frontend_helpers import GCC, Interp
-from quokka.verifier import semantics
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.ir import Assign, Binary, Expr, Return, Scope, Unary
+from quokka.verifier.ir import Assign, Binary, Expr, Return, Scope, Unary, semantics
 
 TYPES = [
     "int",

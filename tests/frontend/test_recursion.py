@@ -18,8 +18,8 @@ from quokka.verifier.errors import Coord, UnsupportedFeature
 from quokka.verifier.frontend import lower, lower_source
 from quokka.verifier.ir import RECURSION_DEPTH, Assume, Const, Program, Scope, Stmt, walk_stmts
 from quokka.verifier.options import Options
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Result, Verdict
 
 PRELUDE = """\
 extern int __VERIFIER_nondet_int(void);

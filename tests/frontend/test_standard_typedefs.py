@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from frontend_helpers import GCC
 from quokka.verifier.errors import InputError
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower, lower_source
 from quokka.verifier.frontend.preprocess import standard_typedefs
-from quokka.verifier.interp import run
 from quokka.verifier.ir import Program
 
 HARNESS = "extern unsigned long __VERIFIER_nondet_ulong(void);\nvoid reach_error(void);\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from quokka.verifier.errors import UnsupportedFeature
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.ir import Assign, walk_stmts
 
 PRELUDE = "extern void __VERIFIER_assert(int cond);\nextern int printf(const char *, ...);\n"

@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 from quokka.verifier.errors import Coord
-from quokka.verifier.interp import compile_program
+from quokka.verifier.exec.interp import compile_program
+from quokka.verifier.exec.replay import find_compiler
 from quokka.verifier.ir import (
     Assign,
     Binary,
@@ -30,9 +31,8 @@ from quokka.verifier.ir import (
     VarDecl,
     int_types,
 )
-from quokka.verifier.printer import format_expr
-from quokka.verifier.replay import find_compiler
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.printer import format_expr
+from quokka.verifier.ir.typecheck import check_program
 
 T = int_types("LP64")
 ARITH_TYPES = [T["int"], T["unsigned int"], T["long long"], T["unsigned long long"], T["long"]]

@@ -19,11 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 from marks import needs_gcc
-from quokka.verifier import fpsem
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.interp import Execution, compile_program
-from quokka.verifier.ir import ArrayType, FloatType, Havoc, IntType, Program, VarDecl
-from quokka.verifier.replay import (
+from quokka.verifier.exec.interp import Execution, compile_program
+from quokka.verifier.exec.replay import (
     LoopProbe,
     ReplayResult,
     compile_c,
@@ -32,6 +30,7 @@ from quokka.verifier.replay import (
     replay_inputs,
     replay_with_compiler,
 )
+from quokka.verifier.ir import ArrayType, FloatType, Havoc, IntType, Program, VarDecl, fpsem
 
 try:
     from quokka.verifier.frontend import lower as LOWER

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from quokka.invariants.verify import verify_path
+from quokka.verifier.exec.interp import run
+from quokka.verifier.exec.replay import find_compiler, gcc_available
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.options import Options
-from quokka.verifier.replay import find_compiler, gcc_available
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 HEADER = """\
 #include <stdlib.h>

@@ -6,10 +6,25 @@ import random
 
 import pytest
 from corpus import nested_counters
-from quokka.verifier import ir, semantics
-from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, gt, lt, mul, ne, num, or_, sub
+from quokka.verifier import ir
 from quokka.verifier.errors import Coord
-from quokka.verifier.interp import compile_program, run
+from quokka.verifier.exec.interp import compile_program, run
+from quokka.verifier.ir import semantics
+from quokka.verifier.ir.builder import (
+    ProgramBuilder,
+    add,
+    and_,
+    cast,
+    eq,
+    ge,
+    gt,
+    lt,
+    mul,
+    ne,
+    num,
+    or_,
+    sub,
+)
 
 T = ir.int_types("LP64")
 LL, UC, BOOL, ULL = T["long long"], T["unsigned char"], T["_Bool"], T["unsigned long long"]

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from proctree import alive, descendants
-from quokka.verifier.processes import start_child
-from quokka.verifier.replay import (
+from quokka.verifier.exec.replay import (
     PARENT_VARIABLE,
     CompiledProgram,
     LoopProbe,
@@ -25,6 +24,7 @@ from quokka.verifier.replay import (
     replay_inputs,
     replay_with_compiler,
 )
+from quokka.verifier.infra.processes import start_child
 
 BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
 
@@ -204,8 +204,8 @@ def test_traced_loop_heads(tmp_path):
 
 
 def test_replay_inputs_keeps_nondet_calls_and_requires_zero_elsewhere():
-    from quokka.verifier.builder import ProgramBuilder
-    from quokka.verifier.interp import run
+    from quokka.verifier.exec.interp import run
+    from quokka.verifier.ir.builder import ProgramBuilder
 
     b = ProgramBuilder("r.c")
     u, x, y = b.var("u"), b.var("x"), b.var("y")

@@ -13,16 +13,16 @@ from quokka.invariants.report import print_result
 from quokka.invariants.structure import find_loop
 from quokka.invariants.verify import verify_path
 from quokka.verifier import ir
-from quokka.verifier.builder import ProgramBuilder
+from quokka.verifier.encode.smt import Translator
 from quokka.verifier.errors import InputError
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.frontend.invariant import find_acsl_invariants, parse_invariant
-from quokka.verifier.interp import run
+from quokka.verifier.ir.builder import ProgramBuilder
+from quokka.verifier.ir.printer import format_expr
+from quokka.verifier.ir.typecheck import check_expr
 from quokka.verifier.options import Options
-from quokka.verifier.printer import format_expr
-from quokka.verifier.results import Verdict
-from quokka.verifier.smt import Translator
-from quokka.verifier.typecheck import check_expr
+from quokka.verifier.verdict.results import Verdict
 from rich.console import Console
 
 PRELUDE = """

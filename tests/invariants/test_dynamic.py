@@ -7,12 +7,12 @@ import pytest
 from quokka.invariants.dynamic import DynamicConfig, DynamicProposer, infer
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.invariants.sampling import SamplingConfig, collect
-from quokka.verifier.builder import ProgramBuilder, add, and_, cast, eq, ge, le, lt, mul, not_, num
+from quokka.verifier.encode.seeds import SeedSource
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Assert, Assign, Program, Return, Scope, int_types
-from quokka.verifier.seeds import SeedSource
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, cast, eq, ge, le, lt, mul, not_, num
+from quokka.verifier.ir.typecheck import check_program
 
 T = int_types("LP64")
 LL, SHORT, USHORT = T["long long"], T["short"], T["unsigned short"]
@@ -298,7 +298,7 @@ def test_a_strict_exit_bound_seen_on_a_prefix_also_comes_non_strict(tmp_path) ->
     loop is left; `x <= 1000000` (with `x % 2 == 0`) is the invariant that proves `x == 1000000`."""
     from quokka.invariants.verify import verify_path
     from quokka.verifier.options import Options
-    from quokka.verifier.results import Verdict
+    from quokka.verifier.verdict.results import Verdict
 
     path = tmp_path / "even.c"
     path.write_text(

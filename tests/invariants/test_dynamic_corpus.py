@@ -7,7 +7,7 @@ from quokka.invariants.evaluate import holds_on
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 from quokka.invariants.sampling import SamplingConfig
 from quokka.verifier.ir import Assert, Binary, Program, Select, Store, walk
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.typecheck import check_program
 
 FAST = DynamicConfig(
     sampling=SamplingConfig(min_runs=30, target_states=200, target_reaching_runs=20), max_time_s=1.0

@@ -4,7 +4,6 @@ import pytest
 from quokka.invariants.canonical import key, polynomial
 from quokka.invariants.evaluate import compile_expr, holds_on
 from quokka.invariants.facts import INT128, ExprBuilder, Fact, equation, linear, wide_type
-from quokka.verifier.builder import add, eq, le, mul, num
 from quokka.verifier.ir import (
     INT,
     UINT,
@@ -18,8 +17,9 @@ from quokka.verifier.ir import (
     VarDecl,
     int_types,
 )
-from quokka.verifier.printer import format_expr
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.builder import add, eq, le, mul, num
+from quokka.verifier.ir.printer import format_expr
+from quokka.verifier.ir.typecheck import check_program
 
 T = int_types("LP64")
 LL, ULL, SHORT = T["long long"], T["unsigned long long"], T["short"]

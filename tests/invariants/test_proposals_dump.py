@@ -8,9 +8,9 @@ import json
 from quokka.invariants.dynamic import DynamicProposer
 from quokka.invariants.protocol import Candidate, ProposalContext
 from quokka.invariants.quokka_loop import QuokkaLoop
-from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, mul, num
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.ir import INT, Var
+from quokka.verifier.ir.builder import ProgramBuilder, add, eq, ge, le, mul, num
 from quokka.verifier.options import Options
 
 

@@ -5,8 +5,8 @@ import time
 
 import z3
 from quokka.verifier import ir
+from quokka.verifier.encode.seeds import SeedSource, Target, targets
 from quokka.verifier.errors import Coord
-from quokka.verifier.seeds import SeedSource, Target, targets
 
 X, N = ir.Var("x", ir.INT), ir.Var("n", ir.INT)
 

@@ -14,9 +14,9 @@ from quokka.invariants.structure import (
     program_constants,
     substitute,
 )
-from quokka.verifier.builder import ProgramBuilder, add, eq, ge, le, lt, mul, not_, num
 from quokka.verifier.ir import INT, Assert, Assign, Assume, Const, If, Return, Scope, Unary, Var
-from quokka.verifier.printer import format_expr
+from quokka.verifier.ir.builder import ProgramBuilder, add, eq, ge, le, lt, mul, not_, num
+from quokka.verifier.ir.printer import format_expr
 
 
 def _inlined_assert(param: Var, cond) -> Scope:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from corpus import CORPUS
 from quokka.invariants.testing import random_testing
-from quokka.verifier.builder import ProgramBuilder, add, eq, ge, lt, mul, num
 from quokka.verifier.engines.base import Budget, Status
-from quokka.verifier.interp import run
+from quokka.verifier.exec.interp import run
+from quokka.verifier.ir.builder import ProgramBuilder, add, eq, ge, lt, mul, num
 
 
 @pytest.mark.parametrize("example", CORPUS, ids=lambda e: e.name)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from corpus import nested_counters
-from quokka.verifier.builder import ProgramBuilder, add, ge, lt, num
 from quokka.verifier.cfg import Branch, Cfg, Halt, Jump, build_cfg
 from quokka.verifier.errors import IRTypeError, QuokkaError, UnsupportedFeature
 from quokka.verifier.ir import Assert, Assign, Goto, If, Label, Return, Scope
+from quokka.verifier.ir.builder import ProgramBuilder, add, ge, lt, num
 
 
 def _reachable(cfg: Cfg) -> set[int]:

@@ -8,13 +8,15 @@ import random
 
 import pytest
 import z3
-from quokka.verifier import cexpr, ir, smt
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, le, lt, mul, ne, not_, num, or_
-from quokka.verifier.cexpr import CTypes
+from quokka.verifier import ir
+from quokka.verifier.encode import smt
+from quokka.verifier.encode.z3_to_ir import to_ir
 from quokka.verifier.frontend import parse_invariant
-from quokka.verifier.printer import format_expr, format_expr_c_names
-from quokka.verifier.simplify import MAX_DEPTH, readable
-from quokka.verifier.z3_to_ir import to_ir
+from quokka.verifier.ir import cexpr
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, eq, le, lt, mul, ne, not_, num, or_
+from quokka.verifier.ir.cexpr import CTypes
+from quokka.verifier.ir.printer import format_expr, format_expr_c_names
+from quokka.verifier.ir.simplify import MAX_DEPTH, readable
 
 TYPE_NAMES = ("int", "short", "unsigned int", "unsigned char", "long long", "unsigned long")
 CAST_ONLY = ("_Bool", "signed char", "unsigned short", "long", "unsigned long long")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from quokka.verifier import ir
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, mul, num, or_, sub
 from quokka.verifier.errors import Coord
-from quokka.verifier.printer import (
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, eq, ge, mul, num, or_, sub
+from quokka.verifier.ir.printer import (
     format_const,
     format_expr,
     format_expr_c_names,

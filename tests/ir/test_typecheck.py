@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from quokka.verifier import ir
-from quokka.verifier.builder import ProgramBuilder, add, and_, eq, ge, lt, num
 from quokka.verifier.errors import Coord, IRTypeError
-from quokka.verifier.typecheck import check_program
+from quokka.verifier.ir.builder import ProgramBuilder, add, and_, eq, ge, lt, num
+from quokka.verifier.ir.typecheck import check_program
 
 LL = ir.IntType("long long", 64, True)
 AT = ir.ArrayType(ir.INT, 4)

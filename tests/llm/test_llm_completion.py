@@ -15,9 +15,9 @@ from quokka.invariants.completion import (
 )
 from quokka.invariants.llm.answers import parse_answers
 from quokka.invariants.protocol import ProposalContext, loop_contexts
-from quokka.verifier.builder import add, binop, eq, mul, num, sub
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import INT, Var
+from quokka.verifier.ir.builder import add, binop, eq, mul, num, sub
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from quokka.verifier.processes import die_with_supervisor
+from quokka.verifier.infra.processes import die_with_supervisor
 
 
 def main() -> int:

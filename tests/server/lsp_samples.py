@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from quokka.server.model import STATUS_OK, Outcome
-from quokka.verifier.results import (
+from quokka.verifier.verdict.results import (
     CandidateReport,
     Counterexample,
     Diagnostic,

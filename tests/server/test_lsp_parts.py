@@ -19,7 +19,7 @@ from quokka.server.runner import Job, Runner, parse_output, task_data_model
 from quokka.server.settings import DEFAULT_COMMAND, Settings, parse_settings
 from quokka.server.text import SourceText, assertion_sites, functions, mask, mentioned_at
 from quokka.verifier.options import Options
-from quokka.verifier.results import PARSE_ERROR, UNSUPPORTED_FEATURE, Diagnostic, Verdict
+from quokka.verifier.verdict.results import PARSE_ERROR, UNSUPPORTED_FEATURE, Diagnostic, Verdict
 
 FAKE = (sys.executable, str(Path(__file__).with_name("fake_verify.py")))
 BENCH = BENCHMARKS

@@ -18,7 +18,7 @@ from quokka.server.hints import hover, inlay_hints, resolve_inlay_hint
 from quokka.server.model import STATUS_SKIPPED, Outcome, bad_input, failed, loop_reports
 from quokka.server.text import SourceText
 from quokka.server.view import DocView, hint_label
-from quokka.verifier.results import (
+from quokka.verifier.verdict.results import (
     PARSE_ERROR,
     UNSUPPORTED_FEATURE,
     CandidateReport,

@@ -18,8 +18,8 @@ from quokka.svcomp.execution import Limits, RunningProcess, run_limited
 from quokka.svcomp.faults import DAMAGES, HARD, FaultTrials, Program, Report, Row, Violation
 from quokka.svcomp.tasks import load_tasks
 from quokka.svcomp.torture import Campaign, Settings
-from quokka.verifier.processes import tagged_processes
-from quokka.verifier.store import Store, StoreError
+from quokka.verifier.infra.processes import tagged_processes
+from quokka.verifier.infra.store import Store, StoreError
 from svcomp_helpers import FAKE_VERIFIER
 
 SLOW_TASK = "extern void reach_error(void);\n// SVFAKE sleep=1\nint main(void) { return 0; }\n"

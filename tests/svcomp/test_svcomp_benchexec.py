@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from quokka.verifier.results import Diagnostic
+from quokka.verifier.verdict.results import Diagnostic
 from svcomp_helpers import FAKE, make_set
 
 benchexec = pytest.importorskip("benchexec", reason="benchexec is a dependency")

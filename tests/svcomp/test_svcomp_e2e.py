@@ -11,8 +11,8 @@ from quokka.svcomp.configs import DEFAULT_VERIFIER, resolve
 from quokka.svcomp.execution import Limits
 from quokka.svcomp.runner import BatchSpec, LocalBackend, run_batch
 from quokka.svcomp.tasks import load_tasks
-from quokka.verifier.results import Result, UnreadableOutput, read_verify_output
-from quokka.verifier.store import Store
+from quokka.verifier.infra.store import Store
+from quokka.verifier.verdict.results import Result, UnreadableOutput, read_verify_output
 from svcomp_helpers import BENCHMARKS, REPO, QuietSink
 
 TASKS = ("1.yml", "2.yml", "3.yml", "5.yml")

@@ -14,7 +14,7 @@ from quokka.svcomp.execution import Limits
 from quokka.svcomp.ray_backend import RayBackend
 from quokka.svcomp.runner import BatchSpec, LocalBackend, run_batch
 from quokka.svcomp.tasks import load_tasks
-from quokka.verifier.store import Store
+from quokka.verifier.infra.store import Store
 
 
 def test_ray_backend_gives_the_same_results_as_the_local_pool(tmp_path: Path) -> None:

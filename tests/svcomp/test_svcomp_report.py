@@ -13,7 +13,7 @@ from quokka.svcomp import report as report_mod
 from quokka.svcomp.cli import main
 from quokka.svcomp.scores import categorize, score, tally
 from quokka.svcomp.summary import paired, published, summarize
-from quokka.verifier.store import ResultRow, RunInfo, Store
+from quokka.verifier.infra.store import ResultRow, RunInfo, Store
 from svcomp_helpers import FAKE_VERIFIER, make_set
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -24,8 +24,8 @@ from quokka.svcomp.runner import (
     task_command,
 )
 from quokka.svcomp.tasks import load_tasks
-from quokka.verifier.results import BAD_INPUT, Diagnostic
-from quokka.verifier.store import RunInfo, Store
+from quokka.verifier.infra.store import RunInfo, Store
+from quokka.verifier.verdict.results import BAD_INPUT, Diagnostic
 from svcomp_helpers import FAKE_VERIFIER, make_set
 
 MALFORMED = "malformed verify --json output:"

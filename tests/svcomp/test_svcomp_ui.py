@@ -10,7 +10,7 @@ import pytest
 from quokka.svcomp.cli import main
 from quokka.svcomp.summary import summarize
 from quokka.svcomp.ui import print_error, print_table, summary_table
-from quokka.verifier.store import ResultRow, RunInfo
+from quokka.verifier.infra.store import ResultRow, RunInfo
 from rich.console import Console
 from rich.table import Table
 from svcomp_helpers import FAKE_VERIFIER, make_set

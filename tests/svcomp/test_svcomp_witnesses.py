@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from quokka.verifier.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
-from quokka.verifier.witnesses import (
+from quokka.verifier.verdict.results import Counterexample, InputValue, ProvenInvariant, Result, Verdict
+from quokka.verifier.verdict.witnesses import (
     WitnessError,
     correctness_witness,
     function_ranges,

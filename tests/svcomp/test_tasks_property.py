@@ -12,7 +12,7 @@ from quokka.svcomp.configs import Config, resolve
 from quokka.svcomp.execution import Limits
 from quokka.svcomp.runner import BatchSpec, LocalBackend, run_batch, signature, task_command
 from quokka.svcomp.tasks import Task, load_tasks
-from quokka.verifier.store import Store
+from quokka.verifier.infra.store import Store
 from svcomp_helpers import FAKE_VERIFIER, QuietSink
 
 # The formulas of SV-COMP's property files, as sv-benchmarks `c/properties/` has them.

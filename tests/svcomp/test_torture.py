@@ -13,9 +13,9 @@ from quokka.svcomp.execution import Outcome
 from quokka.svcomp.tasks import Task
 from quokka.svcomp.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
 from quokka.svcomp.torture_invariants import InvariantTrial, invariant_trial
+from quokka.verifier.exec.replay import gcc_available
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.replay import gcc_available
-from quokka.verifier.witnesses import witness_invariants
+from quokka.verifier.verdict.witnesses import witness_invariants
 
 needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
 

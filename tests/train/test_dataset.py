@@ -11,7 +11,7 @@ from quokka.invariants.train.recheck import Checked, check_target, recheck_all
 from quokka.invariants.train.sources import Target, assertion_targets, read_source, targets_of_row
 from quokka.verifier.errors import InputError
 from quokka.verifier.frontend import lower
-from quokka.verifier.store import ResultRow, RunInfo, Store
+from quokka.verifier.infra.store import ResultRow, RunInfo, Store
 from quokka.verifier.task import family_of
 
 ACSL = """extern int __VERIFIER_nondet_int(void);

@@ -12,12 +12,12 @@ from quokka.invariants.verify import verify_path
 from quokka.server.diagnostics import diagnostics
 from quokka.server.model import STATUS_OK, Outcome
 from quokka.server.text import SourceText
-from quokka.verifier.builder import ProgramBuilder, add, eq, le, lt, mul, num
-from quokka.verifier.claims import Claim, check_claims
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.ir import Goto, If
+from quokka.verifier.ir.builder import ProgramBuilder, add, eq, le, lt, mul, num
 from quokka.verifier.options import Options
-from quokka.verifier.results import Result
+from quokka.verifier.verdict.claims import Claim, check_claims
+from quokka.verifier.verdict.results import Result
 
 SOURCE = """extern int __VERIFIER_nondet_int(void);
 extern void __VERIFIER_assert(int cond);

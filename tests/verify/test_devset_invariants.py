@@ -23,9 +23,9 @@ from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Expr, Program
+from quokka.verifier.ir.printer import format_expr_c_names
 from quokka.verifier.options import Options
-from quokka.verifier.printer import format_expr_c_names
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 DEV = Path(__file__).parents[2].parent / "shared" / "benchmarks" / "quokka-dev"
 pytestmark = pytest.mark.skipif(

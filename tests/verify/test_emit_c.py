@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 from corpus import CORPUS, counter_program
-from quokka.verifier import emit_c, ir
-from quokka.verifier.builder import ProgramBuilder, add, lt, ne, num
-from quokka.verifier.checks import confirm_counterexample
+from quokka.verifier import ir
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import EngineResult, Status
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.replay import gcc_available
-from quokka.verifier.results import Verdict
+from quokka.verifier.exec import emit_c
+from quokka.verifier.exec.replay import gcc_available
+from quokka.verifier.ir.builder import ProgramBuilder, add, lt, ne, num
+from quokka.verifier.verdict.checks import confirm_counterexample
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Verdict
 
 needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
 UNSAFE = [e for e in CORPUS if e.expected == "unsafe" and e.witness is not None and e.c_source is None]

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
+from quokka.verifier.exec.replay import find_compiler
 from quokka.verifier.options import Options
-from quokka.verifier.replay import find_compiler
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 INPUTS = range(6)  # n: how often the loop runs
 PRELUDE = """\

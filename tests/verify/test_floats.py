@@ -15,16 +15,13 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
-from quokka.verifier import fpsem
-from quokka.verifier.cexpr import CTypes, binary, convert
-from quokka.verifier.checks import confirm_counterexample
-from quokka.verifier.doublecheck import REFUTED, double_check
 from quokka.verifier.encode import encode
 from quokka.verifier.engines import bmc, houdini, inductive, spacer
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.errors import FrontendError, UnsupportedByEngine, UnsupportedFeature
+from quokka.verifier.exec.interp import run
+from quokka.verifier.exec.replay import find_compiler, replay_with_compiler
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.ir import (
     DOUBLE,
     FLOAT,
@@ -38,15 +35,18 @@ from quokka.verifier.ir import (
     Program,
     ToFloat,
     Var,
+    fpsem,
     uses_floats,
 )
+from quokka.verifier.ir.cexpr import CTypes, binary, convert
+from quokka.verifier.ir.printer import format_expr
+from quokka.verifier.ir.typecheck import check_program
 from quokka.verifier.options import Options
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.printer import format_expr
-from quokka.verifier.replay import find_compiler, replay_with_compiler
-from quokka.verifier.results import Verdict
-from quokka.verifier.typecheck import check_program
-from quokka.verifier.witnesses import violation_witness
+from quokka.verifier.verdict.checks import confirm_counterexample
+from quokka.verifier.verdict.doublecheck import REFUTED, double_check
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Verdict
+from quokka.verifier.verdict.witnesses import violation_witness
 
 OPTIONS = Options(timeout_s=20, proposers=())
 PRELUDE = """\

@@ -11,10 +11,10 @@ import pytest
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.verifier.errors import FrontendError, UnsupportedFeature
+from quokka.verifier.exec.interp import run
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import run
 from quokka.verifier.options import Options
-from quokka.verifier.results import Verdict
+from quokka.verifier.verdict.results import Verdict
 
 OPTIONS = Options(timeout_s=20, proposers=())
 PRELUDE = """\

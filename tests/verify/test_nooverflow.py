@@ -11,14 +11,14 @@ import z3
 from fuzzing import fuzzed_error
 from marks import needs_gcc
 from quokka.verifier.encode import range_facts
+from quokka.verifier.encode.smt import Translator
+from quokka.verifier.exec.replay import replay_with_compiler
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.ir import INT, Assert, Binary, Const, IntType, Unary, Var, walk_stmts
-from quokka.verifier.nooverflow import fits, no_overflow
+from quokka.verifier.ir.nooverflow import fits, no_overflow
+from quokka.verifier.ir.printer import format_expr
 from quokka.verifier.options import Options
-from quokka.verifier.printer import format_expr
 from quokka.verifier.properties import NO_OVERFLOW, decide
-from quokka.verifier.replay import replay_with_compiler
-from quokka.verifier.smt import Translator
 
 SCHAR = IntType("signed char", 8, True)
 LLONG = IntType("long long", 64, True)

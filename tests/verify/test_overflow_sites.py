@@ -6,7 +6,7 @@ from __future__ import annotations
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.spacer import solve
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.overflow import unproven_overflows
+from quokka.verifier.verdict.overflow import unproven_overflows
 
 PRELUDE = "extern int __VERIFIER_nondet_int(void);\nextern void __VERIFIER_assert(int cond);\n"
 BOUNDED = PRELUDE + """int main() {

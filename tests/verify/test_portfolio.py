@@ -8,14 +8,14 @@ import subprocess
 import time
 
 from corpus import CORPUS
-from quokka.verifier.builder import ProgramBuilder, add, ge, ne, num
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
+from quokka.verifier.infra.processes import paused
 from quokka.verifier.ir import Assert, Assume, Program, walk_stmts
-from quokka.verifier.portfolio import YIELD_NICE, Portfolio, PortfolioConfig
-from quokka.verifier.processes import paused
-from quokka.verifier.results import Verdict
-from quokka.verifier.transform import at_loop_heads
+from quokka.verifier.ir.builder import ProgramBuilder, add, ge, ne, num
+from quokka.verifier.ir.transform import at_loop_heads
+from quokka.verifier.verdict.portfolio import YIELD_NICE, Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Verdict
 
 SAFE = next(e for e in CORPUS if e.expected == "safe" and e.invariants and e.c_source is None)
 UNSAFE = next(e for e in CORPUS if e.expected == "unsafe" and e.witness and e.c_source is None)
@@ -98,7 +98,7 @@ def test_a_strategy_over_its_memory_cap_is_unknown():
 
 
 def test_a_reporting_strategy_is_awaited_for_its_report_but_does_not_decide():
-    from quokka.verifier.results import CandidateReport
+    from quokka.verifier.verdict.results import CandidateReport
 
     report = CandidateReport(SAFE.program.loops[0].id, "x >= 0", "llm", "rejected", "consecution fails")
 

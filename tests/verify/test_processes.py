@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from proctree import alive
-from quokka.verifier import processes
-from quokka.verifier.processes import (
+from quokka.verifier.infra import processes
+from quokka.verifier.infra.processes import (
     TAG_VARIABLE,
     ChildSetup,
     LimitedCommand,
@@ -226,7 +226,7 @@ def test_a_run_dies_with_the_supervisor_its_environment_names() -> None:
     # itself from QUOKKA_SUPERVISOR, and does not pass the variable on
     child_code = (
         "import os, time\n"
-        "from quokka.verifier.processes import SUPERVISOR_VARIABLE, die_with_supervisor\n"
+        "from quokka.verifier.infra.processes import SUPERVISOR_VARIABLE, die_with_supervisor\n"
         "die_with_supervisor()\n"
         "assert SUPERVISOR_VARIABLE not in os.environ\n"
         "print('ready', flush=True)\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from corpus import CORPUS
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
+from quokka.verifier.infra.profile import Recorder, Timing
 from quokka.verifier.ir import Program
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.profile import Recorder, Timing
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Result, Verdict
 
 SAFE = next(e for e in CORPUS if e.expected == "safe" and e.invariants and e.c_source is None)
 

@@ -17,12 +17,12 @@ import pytest
 from quokka.svcomp.tasks import load_tasks
 from quokka.verifier.cli import main
 from quokka.verifier.errors import InputError, UnsupportedFeature
+from quokka.verifier.exec.replay import gcc_available, replay_with_compiler
 from quokka.verifier.frontend import lower_source
+from quokka.verifier.infra.store import Store
 from quokka.verifier.ir import INT, Assert, Assume, Const, walk_stmts
 from quokka.verifier.options import Options
 from quokka.verifier.properties import ASSERT, UNREACH_CALL, decide, identify
-from quokka.verifier.replay import gcc_available, replay_with_compiler
-from quokka.verifier.store import Store
 from quokka.verifier.task import read_task
 
 # The contents of sv-benchmarks' c/properties/*.prp (as in ../shared/benchmarks/properties/).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from quokka.verifier.errors import Coord, InputError, QuokkaError, UnsupportedFeature
-from quokka.verifier.results import (
+from quokka.verifier.verdict.results import (
     BAD_INPUT,
     PARSE_ERROR,
     UNSUPPORTED_FEATURE,

@@ -16,8 +16,8 @@ from corpus import CORPUS
 from marks import needs_gcc
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.ir import Program
-from quokka.verifier.portfolio import Portfolio, PortfolioConfig
-from quokka.verifier.results import Result, Verdict
+from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.verdict.results import Result, Verdict
 
 SAFE = next(e for e in CORPUS if e.expected == "safe" and e.invariants and e.c_source is None)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from quokka.invariants.verify import verify_path
+from quokka.verifier.exec.shrink import shrink
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.options import Options
-from quokka.verifier.results import Verdict
-from quokka.verifier.shrink import shrink
+from quokka.verifier.verdict.results import Verdict
 
 SOURCE = """\
 extern int __VERIFIER_nondet_int(void);

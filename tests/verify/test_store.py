@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from quokka.verifier.store import ResultRow, RunInfo, Store, StoreError, content_key
+from quokka.verifier.infra.store import ResultRow, RunInfo, Store, StoreError, content_key
 
 
 def _row(run_id: int, task: str, **changes: object) -> ResultRow:
@@ -81,7 +81,7 @@ def test_killed_writer_keeps_every_committed_result(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from quokka.verifier.store import ResultRow, RunInfo, Store
+        from quokka.verifier.infra.store import ResultRow, RunInfo, Store
         store = Store.open(Path({str(db)!r}))
         run = store.start_run(RunInfo(id=0, signature="s", config="c"))
         for i in range(1000):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from quokka.invariants.train.sources import read_results_db
 from quokka.verifier.errors import InputError
-from quokka.verifier.store import KeyedTable, RunInfo, Store, StoreError, reading
+from quokka.verifier.infra.store import KeyedTable, RunInfo, Store, StoreError, reading
 
 
 def test_keyed_table_round_trip_and_replace(tmp_path: Path) -> None:

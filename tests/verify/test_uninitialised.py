@@ -15,15 +15,15 @@ import pytest
 from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.verifier.cli import main
-from quokka.verifier.definedness import NONDET
 from quokka.verifier.errors import InputError
+from quokka.verifier.exec.definedness import NONDET
+from quokka.verifier.exec.interp import run
+from quokka.verifier.exec.replay import InputDeclaration, gcc_available, instrument, replay_with_compiler
 from quokka.verifier.frontend import lower, lower_source
-from quokka.verifier.interp import run
+from quokka.verifier.infra.store import Store
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
-from quokka.verifier.replay import InputDeclaration, gcc_available, instrument, replay_with_compiler
-from quokka.verifier.results import Counterexample, InputValue, Verdict
-from quokka.verifier.store import Store
+from quokka.verifier.verdict.results import Counterexample, InputValue, Verdict
 
 CODE2INV_26 = """\
 void assert(int cond) { if (!(cond)) { ERROR : { reach_error(); abort(); } } }

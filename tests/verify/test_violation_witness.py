@@ -12,8 +12,8 @@ import pytest
 from quokka.invariants.verify import verify_path
 from quokka.verifier.errors import InputError
 from quokka.verifier.options import Options
-from quokka.verifier.results import Verdict
-from quokka.verifier.witnesses import violation_waypoints, witness_for, write_witness
+from quokka.verifier.verdict.results import Verdict
+from quokka.verifier.verdict.witnesses import violation_waypoints, witness_for, write_witness
 
 PROGRAM = """\
 extern int __VERIFIER_nondet_int(void);

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
+from quokka.verifier.ir.builder import conjunction
 
-from ..builder import conjunction
 from ..cfg import Branch, Cfg, Halt, Jump, build_cfg
 from ..ir import (
     ARITH_OPS,

@@ -7,8 +7,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from quokka.verifier.infra.profile import Recorder
+
 from ..ir import Expr
-from ..profile import Recorder
 
 
 class Status(enum.Enum):

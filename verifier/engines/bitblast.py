@@ -17,9 +17,10 @@ same program.
 
 from __future__ import annotations
 
+from quokka.verifier.encode.smt_bv import BITS
+
 from ..cfg import build_cfg
 from ..ir import Binary, Program, Unary, stmt_exprs, walk, walk_stmts
-from ..smt_bv import BITS
 from . import bmc
 from .base import Budget, EngineResult, unknown
 

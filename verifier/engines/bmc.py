@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import z3
+from quokka.verifier.encode.smt import INTEGERS, Domain
+from quokka.verifier.exec.interp import Execution, run
 
 from ..cfg import build_cfg
 from ..errors import UnsupportedFeature
-from ..interp import Execution, run
 from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
-from ..smt import INTEGERS, Domain
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
     ErrorSite,

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import z3
+from quokka.verifier.encode.smt import INTEGERS, Domain, Translator, float_of_bits
 
 from ..cfg import Branch, Cfg, CfgLoop, Jump, Simple, Terminator, build_cfg
 from ..errors import Coord
@@ -54,7 +55,6 @@ from ..ir import (
     Var,
     children,
 )
-from ..smt import INTEGERS, Domain, Translator, float_of_bits
 
 Key = tuple[int, ...]
 Env = dict[str, z3.ExprRef]

@@ -21,10 +21,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from quokka.verifier.exec.replay import CompiledProgram, ReplayResult, compile_c
+
 from ..frontend.memory import HEAP
 from ..ir import Havoc, Program, walk_stmts
 from ..properties import NO_OVERFLOW
-from ..replay import CompiledProgram, ReplayResult, compile_c
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "execute"

@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..interp import LONG_RUN_STEPS, compile_program
+from quokka.verifier.exec.interp import LONG_RUN_STEPS, compile_program
+from quokka.verifier.exec.replay import CompiledProgram, ReplayResult, compile_c, is_nondet_call
+
 from ..ir import Havoc, Program, VarDecl, constants
-from ..replay import CompiledProgram, ReplayResult, compile_c, is_nondet_call
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 
 ENGINE = "fuzz"

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import z3
+from quokka.verifier.ir.builder import conjunction
 
-from ..builder import conjunction
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
 from ..ir import Binary, Expr, Forall, IntType, Program, Var, children, free_vars, operands, refusal, walk
 from . import inductive

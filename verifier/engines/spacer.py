@@ -15,11 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import z3
+from quokka.verifier.encode import chc
+from quokka.verifier.encode.z3_to_ir import Unsupported, subterms, to_ir
 
-from .. import chc
 from ..encode import ENTRY, ERROR, Edge, Encoding, encode
 from ..ir import Expr, Program, Var, refusal
-from ..z3_to_ir import Unsupported, subterms, to_ir
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 

@@ -18,9 +18,10 @@ import multiprocessing.connection as mpc
 import os
 from collections.abc import Mapping
 
+from quokka.verifier.infra.processes import Child, ChildSetup, start_child
+from quokka.verifier.ir.transform import assert_program, assume_program
+
 from ..ir import INT, Binary, Expr, Program, refusal
-from ..processes import Child, ChildSetup, start_child
-from ..transform import assert_program, assume_program
 from . import inductive, spacer
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 

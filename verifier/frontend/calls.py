@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pycparser import c_ast
+from quokka.verifier import ir
+from quokka.verifier.exec.definedness import ORIGIN as UNINITIALISED
+from quokka.verifier.ir import cexpr
 
-from .. import cexpr, ir
-from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..properties import NO_OVERFLOW, UNREACH_CALL
 from .ctype import STDINT_TYPES, CType, Signature

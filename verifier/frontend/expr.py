@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pycparser import c_ast
+from quokka.verifier.ir import cexpr, fpsem
 
-from .. import cexpr, fpsem
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..ir import (
     INT,

@@ -15,8 +15,8 @@ from typing import Any
 
 from pycparser import c_ast
 from pycparser.c_parser import Coord as PCoord
+from quokka.verifier.ir.cexpr import CTypes
 
-from ..cexpr import CTypes
 from ..errors import Coord, InputError, UnsupportedFeature
 from ..ir import BOUND, LLONG, Binary, Cast, Const, Expr, Forall, IntType, Program, Stmt, Var
 from .coords import CoordMap

@@ -11,10 +11,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from pycparser import c_ast, c_parser
+from quokka.verifier.exec.definedness import STRICT, UNINITIALISED_READINGS
+from quokka.verifier.ir.cexpr import DATA_MODELS, CTypes
+from quokka.verifier.ir.nooverflow import with_overflow_checks
 
-from ..cexpr import DATA_MODELS, CTypes
 from ..cfg import build_cfg
-from ..definedness import STRICT, UNINITIALISED_READINGS
 from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
 from ..ir import (
     INT,
@@ -31,7 +32,6 @@ from ..ir import (
     free_vars,
     walk_stmts,
 )
-from ..nooverflow import with_overflow_checks
 from ..properties import ASSERT, NO_OVERFLOW, READINGS
 from .coords import CoordMap, output_lines
 from .ctype import VlaType

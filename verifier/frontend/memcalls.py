@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pycparser import c_ast
+from quokka.verifier import ir
+from quokka.verifier.ir import cexpr, semantics
 
-from .. import cexpr, ir, semantics
 from ..errors import UnsupportedFeature
 from .expr import ExprLowerer
 from .state import VarBinding

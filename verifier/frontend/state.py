@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cexpr import CTypes
+from quokka.verifier.ir.cexpr import CTypes
+
 from ..errors import Coord, UnsupportedFeature
 from ..ir import ArrayType, Expr, IntType, LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT

@@ -9,9 +9,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from pycparser import c_ast
+from quokka.verifier import ir
+from quokka.verifier.exec.definedness import ORIGIN as UNINITIALISED
+from quokka.verifier.ir import cexpr
 
-from .. import cexpr, ir
-from ..definedness import ORIGIN as UNINITIALISED
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from .calls import CallLowerer
 from .ctype import VOID, CType, MultiArrayType, Signature, StructType, VlaType

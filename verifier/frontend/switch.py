@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pycparser import c_ast
+from quokka.verifier.ir import cexpr, semantics
 
-from .. import cexpr, semantics
 from ..errors import FrontendError, UnsupportedFeature
 from ..ir import INT, Assign, Binary, Const, Expr, If, IntType, Stmt, Var
 from .state import SwitchContext

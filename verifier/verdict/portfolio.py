@@ -1,0 +1,371 @@
+"""Run strategies in parallel processes under one budget; report only what is checked.
+
+Each strategy (an engine, or the proposer loop of a higher layer) runs in its own forked
+process so it can be killed hard. The first conclusive answer that survives its check wins:
+a SAFE certificate is re-checked by the inductive checker in this process (a fresh solver),
+an UNSAFE input sequence is replayed in the interpreter and, where possible, by gcc.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import multiprocessing.connection as mpc
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
+from quokka.verifier.infra.processes import (
+    Child,
+    ChildSetup,
+    ResourceLimits,
+    paused,
+    peak_rss_mb,
+    peak_rss_of,
+    scratch_folder,
+    start_child,
+)
+from quokka.verifier.infra.profile import Recorder, Timing
+from quokka.verifier.ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
+from quokka.verifier.verdict.checks import (
+    certificate_result,
+    confirm_smallest,
+    invariant_free,
+    minimal_invariants,
+    unwinding_bound,
+)
+from quokka.verifier.verdict.overflow import unproven_overflows
+from quokka.verifier.verdict.results import CandidateReport, EngineRun, Result, Verdict
+
+Strategy = Callable[[Program, Budget], EngineResult]
+YIELD_NICE = 5
+NO_ERROR = "the program has no error location: no assertion, reach_error() call or checked operation"
+DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
+POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overflow site
+OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
+PROFILE_EVERY_S = 0.5  # how often a running strategy sends its profile snapshot
+PROFILE = "profile"  # the tag of a profile snapshot message
+
+
+@dataclass(frozen=True)
+class PortfolioConfig:
+    timeout_s: float
+    memory_mb: int = 4096
+    source: Path | None = None  # the original C file, for replay with a compiler
+    replay_with_compiler: bool = True
+    minimal_certificate: bool = True  # report only the conjuncts that carry the proof (`minimize`)
+    double_check: bool = False  # a certificate must also pass cvc5's independent check (`doublecheck`)
+    check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
+    uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
+    yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
+    # strategies whose report is awaited (at most `report_grace_s`, within the budget) after another
+    # one decided, so that the result shows what they found (e.g. a requested model's candidates)
+    reporting: frozenset[str] = frozenset()
+    report_grace_s: float = 30.0
+
+
+def _child(
+    name: str, strategy: Strategy, program: Program, deadline: float, setup: ChildSetup, conn: mpc.Connection
+) -> None:
+    # what a solver prints itself (Z3's "ASSERTION VIOLATION ...") must not reach the verifier's
+    # standard output, which `--json` owns: a strategy answers through `conn` only
+    os.dup2(2, 1)
+    budget = Budget(deadline)
+    reporter = _Reporter(name, budget.recorder, conn)
+    try:
+        setup(before_limits=reporter.start)  # the reporter before the memory cap
+        reporter.finish(strategy(program, budget))
+    except MemoryError:
+        reporter.finish(("error", "out of memory"))
+    except Exception as exc:
+        reporter.finish(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+    finally:
+        with reporter.lock:
+            conn.close()
+
+
+class _Reporter(threading.Thread):
+    """Sends the strategy's profile snapshot every `PROFILE_EVERY_S` while it runs (the parent
+    keeps the last: a strategy killed in a long solver call still shows where its time went),
+    then the final snapshot and the answer."""
+
+    def __init__(self, name: str, recorder: Recorder, conn: mpc.Connection) -> None:
+        super().__init__(daemon=True)
+        self.who, self.recorder, self.conn = name, recorder, conn
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        last: tuple[tuple[Timing, ...], float] = ((), 0.0)
+        while not self.done.wait(PROFILE_EVERY_S):
+            snapshot = (self.recorder.snapshot(self.who), peak_rss_mb())
+            if snapshot != last:
+                self.send((PROFILE, *snapshot))
+                last = snapshot
+
+    def send(self, message: object) -> None:
+        with self.lock:
+            if not self.conn.closed:
+                self.conn.send(message)
+
+    def finish(self, answer: object) -> None:
+        self.done.set()
+        self.send((PROFILE, self.recorder.snapshot(self.who), peak_rss_mb()))
+        self.send(answer)
+
+
+def _start(name: str, strategy: Strategy, program: Program, budget: Budget, setup: ChildSetup) -> Child:
+    return start_child(name, functools.partial(_child, name, strategy, program, budget.deadline, setup))
+
+
+@dataclass
+class _Snapshots:
+    """What each strategy last said of itself: its profile rows, and its peak resident memory
+    (MB; with the children it waited for, e.g. a compiler)."""
+
+    profiles: dict[str, tuple[Timing, ...]] = dataclasses.field(default_factory=dict)
+    peaks: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def keep(self, name: str, rows: tuple[Timing, ...], peak_mb: float) -> None:
+        self.profiles[name] = rows
+        self.peaks[name] = peak_mb
+
+    def peak_before_kill(self, name: str, pid: int) -> None:
+        peak = peak_rss_of(pid)
+        if peak is not None:
+            self.peaks[name] = max(peak, self.peaks.get(name, 0.0))
+
+
+def _receive(run: Child, snapshots: _Snapshots) -> EngineResult | None:
+    """The strategy's answer, or None for a snapshot of itself (kept in `snapshots`)."""
+    try:
+        message = run.conn.recv()
+    except (EOFError, OSError):
+        code = run.process.exitcode
+        return unknown(run.name, f"engine process ended without an answer (exit code {code})")
+    if isinstance(message, EngineResult):
+        return message
+    if message[0] == PROFILE:
+        snapshots.keep(run.name, message[1], message[2])
+        return None
+    return unknown(run.name, f"engine failed: {message[1]}")
+
+
+def _size(invariants: Mapping[str, Expr]) -> int:
+    """The number of expression nodes in `invariants` (counting stops past `POLISH_MAX_NODES`)."""
+    total = 0
+    for inv in invariants.values():
+        for _ in walk(inv):
+            total += 1
+            if total > POLISH_MAX_NODES:
+                return total
+    return total
+
+
+def _stop(running: list[Child], snapshots: _Snapshots) -> None:
+    """Kill every strategy; keep the snapshots they sent last."""
+    for run in running:
+        if run.pid is not None:
+            snapshots.peak_before_kill(run.name, run.pid)
+        run.kill()
+    for run in running:
+        run.process.join(timeout=5)
+        with contextlib.suppress(OSError):
+            while run.conn.poll() and _receive(run, snapshots) is None:
+                pass  # a snapshot; the answer or the end of the pipe stops the loop
+        run.close()
+
+
+class Portfolio:
+    """One verification run: strategies racing, checks in the parent, a `Result` at the end."""
+
+    def __init__(self, program: Program, config: PortfolioConfig) -> None:
+        self.program = program
+        self.config = config
+        self.runs: list[EngineRun] = []
+        self.candidates: tuple[CandidateReport, ...] = ()
+        self.started = time.monotonic()
+        self._pending: list[Child] = []
+        self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
+        self.snapshots = _Snapshots()
+        self.recorder = Recorder()  # the checks done here
+
+    def run(self, strategies: Mapping[str, Strategy]) -> Result:
+        if not any(isinstance(s, Assert) for s in walk_stmts(self.program.body)):
+            # nothing can fail (e.g. no signed operation under no-overflow): floats or not
+            self.runs.append(EngineRun("frontend", "safe", 0.0, NO_ERROR))
+            return self._result(Verdict.TRUE, NO_ERROR, decided_by="frontend")
+        with scratch_folder("quokka-run-") as scratch:
+            result = self._raced(strategies, scratch)
+        polished = self._polished(result)
+        mine = self.recorder.snapshot("portfolio")
+        rows = (*(t for p in self.snapshots.profiles.values() for t in p), *mine)
+        return dataclasses.replace(polished, profile=rows, peak_rss_mb=tuple(self.snapshots.peaks.items()))
+
+    def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
+        budget = Budget.of(self.config.timeout_s)
+        running = [
+            _start(name, strategy, self.program, budget, self._setup(name, scratch))
+            for name, strategy in strategies.items()
+        ]
+        try:
+            return self._await_reports(self._race(running, budget), budget)
+        finally:
+            _stop(running, self.snapshots)
+
+    def _polished(self, result: Result) -> Result:
+        """A TRUE result with the minimal certificate and the overflow sites the proof leaves
+        open: work for the reader, done once the other strategies are stopped."""
+        safe = self._safe
+        if result.verdict is not Verdict.TRUE or safe is None or _size(safe.invariants) > POLISH_MAX_NODES:
+            return result  # a large certificate (e.g. a set of states) costs more to polish than it gains
+        if invariant_free(safe):  # no undefined behaviour on any path: no overflow either
+            return dataclasses.replace(result, overflow_sites=(), time_s=self._elapsed())
+        with self.recorder.timed("overflow sites"):
+            sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
+        invariants = result.invariants
+        if self.config.minimal_certificate:
+            with self.recorder.timed("minimal certificate"):
+                invariants = minimal_invariants(self.program, safe)
+        return dataclasses.replace(
+            result, invariants=invariants, overflow_sites=tuple(map(str, sites)), time_s=self._elapsed()
+        )
+
+    def _await_reports(self, result: Result, budget: Budget) -> Result:
+        """`result`, with the reports of the `reporting` strategies still running when it was
+        decided (each awaited for at most the grace period, within the budget; not judged)."""
+        awaited = [r for r in self._pending if r.name in self.config.reporting]
+        if not awaited or result.verdict is Verdict.UNKNOWN:
+            return result
+        deadline = time.monotonic() + min(self.config.report_grace_s, budget.remaining())
+        while awaited and time.monotonic() < deadline:
+            ready = mpc.wait([r.conn for r in awaited], timeout=max(0.0, deadline - time.monotonic()))
+            for run in [r for r in awaited if r.conn in ready]:
+                answer = _receive(run, self.snapshots)
+                if answer is not None:
+                    awaited.remove(run)
+                    self._record(answer)
+        return dataclasses.replace(result, engines=tuple(self.runs), candidates=self.candidates,
+                                   time_s=self._elapsed())  # fmt: skip
+
+    def _setup(self, name: str, scratch: Path) -> ChildSetup:
+        """Strategy `name`'s process: in a process group of its own (killing it also kills what it
+        started), dying with the verifier (even one killed by SIGKILL), its temporary files in
+        `scratch` (what it leaves when killed, the verifier removes), its memory cap and niceness."""
+        memory = None if name in self.config.uncapped else self.config.memory_mb
+        limits = ResourceLimits(memory_mb=memory, nice=YIELD_NICE if name in self.config.yielding else 0)
+        return ChildSetup(limits, detach="group", parent=os.getpid(), scratch=scratch)
+
+    def _race(self, running: list[Child], budget: Budget) -> Result:
+        pending = self._pending = list(running)
+        while pending and not budget.expired:
+            ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
+            for run in [r for r in pending if r.conn in ready]:
+                answer = _receive(run, self.snapshots)
+                if answer is None:
+                    continue
+                pending.remove(run)
+                verdict = self._judge(answer)
+                if verdict is not None:
+                    return verdict
+        reason = "timeout" if pending else self._unknown_reason()
+        for run in pending:
+            self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
+        return self._result(Verdict.UNKNOWN, reason)
+
+    def _record(self, result: EngineResult) -> None:
+        self.runs.append(EngineRun(result.engine, result.status.value, result.time_s, result.reason))
+        reports = result.stats.get("candidates")
+        if isinstance(reports, (list, tuple)) and reports:
+            self.candidates = tuple(r for r in reports if isinstance(r, CandidateReport))
+
+    def _judge(self, result: EngineResult) -> Result | None:
+        self._record(result)
+        if result.status not in (Status.SAFE, Status.UNSAFE):
+            return None
+        # the check has the cores to itself: the engines still running wait (they go on if it fails)
+        with paused(r.pid for r in self._pending if r.pid is not None):
+            if result.status is Status.SAFE:
+                return self._check_safe(result)
+            return self._check_unsafe(result)
+
+    def _check_safe(self, result: EngineResult) -> Result | None:
+        refused = refusal(self.program)  # only a complete unrolling may prove a program with floats
+        if refused is not None and unwinding_bound(result) is None:
+            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
+            return None
+        budget = Budget.of(self.config.check_budget_s)
+        with self.recorder.timed("certificate check") as call:
+            checked, why = certificate_result(self.program, result, budget)
+            call.answer = "rejected" if checked is None else "checked"
+        if checked is None:
+            self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
+            return None
+        extra = self._double_checked(result) if self.config.double_check else {}
+        if extra is None:
+            return None
+        self._safe = result
+        return self._result(
+            Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine, extra=extra
+        )
+
+    def _double_checked(self, result: EngineResult) -> dict[str, object] | None:
+        """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
+        from quokka.verifier.verdict.doublecheck import (  # cvc5 loads only when asked for
+            REFUTED,
+            double_check,
+        )
+
+        if invariant_free(result) and self.program.loops:
+            return {
+                "double_check": "skipped: a complete unrolling or the one execution has no invariants "
+                "for cvc5; it was unrolled or run again, afresh"
+            }
+
+        with self.recorder.timed("double check (cvc5)") as call:
+            second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
+            call.answer = second.status
+        if second.status == REFUTED:
+            self.runs.append(EngineRun("double-check", "rejected", 0.0, f"{result.engine}: {second.reason}"))
+            return None
+        return {"double_check": f"{second.status}: {second.reason}"}
+
+    def _check_unsafe(self, result: EngineResult) -> Result | None:
+        with self.recorder.timed("counterexample replay") as call:
+            compiled = self.config.replay_with_compiler
+            source = self.config.source if compiled else None
+            cex, why = confirm_smallest(self.program, result, source, compile_ir=compiled)
+            call.answer = "rejected" if cex is None else "confirmed"
+        if cex is None:
+            self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))
+            return None
+        return self._result(Verdict.FALSE, result.reason, counterexample=cex, decided_by=result.engine)
+
+    def _unknown_reason(self) -> str:
+        reasons = [f"{r.engine}: {r.reason}" for r in self.runs if r.status != "safe"]
+        return "; ".join(reasons) or "no engine ran"
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _result(self, verdict: Verdict, reason: str, **fields: object) -> Result:
+        bounded = bounded_recursion(self.program) if verdict is Verdict.TRUE else None
+        if bounded is not None:  # every verdict is built here: no TRUE for an under-approximation
+            self.runs.append(EngineRun("recursion", "unknown", 0.0, f"{fields.get('decided_by')}: {reason}"))
+            verdict, reason, fields = Verdict.UNKNOWN, bounded, {}
+        fields.setdefault("overflow_sites", tuple(str(c) for c in self.program.overflow_sites))
+        return Result(
+            verdict=verdict,
+            reason=reason,
+            file=self.program.file,
+            time_s=self._elapsed(),
+            engines=tuple(self.runs),
+            candidates=self.candidates,
+            **fields,  # type: ignore[arg-type]
+        )
