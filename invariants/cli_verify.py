@@ -10,16 +10,15 @@ from typing import Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.errors import InputError, QuokkaError
-from quokka.verifier.exec.definedness import UNINITIALISED_READINGS
+from quokka.verifier.ir.definedness import UNINITIALISED_READINGS
 from quokka.verifier.options import ENGINES, Options
 from quokka.verifier.properties import READINGS
+from quokka.verifier.verdict.contract import VerifyExit
 from quokka.verifier.verdict.results import Diagnostic, Result
 from quokka.verifier.verdict.witnesses import input_file_name, witness_for, write_witness
 
 from .llm.settings import ModelSettings, from_pyproject
 from .verify import resolve_input, verify_path
-
-EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
@@ -167,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         print_result(result)
         if args.profile:
             print_profile(result)
-    return EXIT_CONCLUSIVE if result.conclusive else EXIT_UNKNOWN
+    return VerifyExit.of(result)
 
 
 def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
@@ -185,4 +184,4 @@ def _bad_input(args: argparse.Namespace, exc: QuokkaError) -> int:
     if args.json:
         sys.stdout.write(json.dumps(diagnostic.to_json()) + "\n")
     sys.stderr.write(f"quokka verify: {diagnostic.reason}\n")
-    return EXIT_BAD_INPUT
+    return VerifyExit.BAD_INPUT

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from quokka.verifier.engines import algebra, houdini, inductive, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.infra.dump import dump_json
 from quokka.verifier.ir import Expr, Program
 from quokka.verifier.options import Options
+from quokka.verifier.verdict.dump import dump_json
 from quokka.verifier.verdict.portfolio import Strategy
 from quokka.verifier.verdict.results import CandidateReport
 

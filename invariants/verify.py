@@ -8,15 +8,15 @@ from pathlib import Path
 
 from quokka.verifier.engines.base import Budget, EngineResult, unknown
 from quokka.verifier.errors import InputError, UnsupportedFeature
-from quokka.verifier.exec.definedness import STRICT
 from quokka.verifier.frontend import lower
-from quokka.verifier.infra.dump import dump_json, dump_program
 from quokka.verifier.ir import Program, refusal
+from quokka.verifier.ir.definedness import STRICT
 from quokka.verifier.options import Options
 from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.task import read_task
 from quokka.verifier.verdict.checks import replay_violation, with_uninitialised
 from quokka.verifier.verdict.claims import Claim, check_claims
+from quokka.verifier.verdict.dump import dump_json, dump_program
 from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.verdict.results import Diagnostic, Result, Verdict
 from quokka.verifier.verdict.witnesses import WitnessError, violation_waypoints, witness_invariants

@@ -17,12 +17,12 @@ from pathlib import Path
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.infra.processes import kill_run, new_tag, scratch_folder, supervised_environment
 from quokka.verifier.task import read_task
-from quokka.verifier.verdict.results import Diagnostic, UnreadableOutput, read_verify_output
+from quokka.verifier.verdict.contract import Reading, classify
+from quokka.verifier.verdict.results import Diagnostic, Result
 
 from .model import STATUS_ERROR, STATUS_OK, Outcome, bad_input, failed
 
 STDERR_TAIL = 2000
-EXIT_BAD_INPUT = 2
 
 
 @dataclass(frozen=True)
@@ -119,15 +119,13 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
 def parse_output(stdout: bytes, stderr: bytes, returncode: int | None, input_path: str,
                  elapsed: float) -> Outcome:
     """The outcome of a finished `quokka verify --json` run."""
-    try:
-        output = read_verify_output(stdout.decode("utf-8", "replace"))
-    except UnreadableOutput as exc:
-        return failed(f"the verifier printed a malformed result: {exc}", input_path, elapsed)
-    if output is None:
-        tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
-        why = tail.splitlines()[-1] if tail else "no output"
-        return failed(f"the verifier exited with code {returncode} without a result: {why}",
-                      input_path, elapsed)
-    if isinstance(output, Diagnostic):
-        return bad_input(output, input_path)
-    return Outcome(output, input_path, STATUS_ERROR if returncode == EXIT_BAD_INPUT else STATUS_OK)
+    tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
+    found = classify(returncode, stdout.decode("utf-8", "replace"), tail)
+    if found.reading is Reading.MALFORMED:
+        return failed(f"the verifier printed a malformed result: {found.message}", input_path, elapsed)
+    if isinstance(found.output, Diagnostic):
+        return bad_input(found.output, input_path)
+    if not isinstance(found.output, Result) or found.reading is Reading.CRASHED:
+        return failed(f"the verifier ended without a result: {found.message}", input_path, elapsed)
+    status = STATUS_ERROR if found.reading is Reading.BAD_INPUT else STATUS_OK
+    return Outcome(found.output, input_path, status)

@@ -22,12 +22,11 @@ from typing import Any
 import benchexec.result as result
 import benchexec.tools.template
 from quokka.verifier.properties import NO_OVERFLOW, SUPPORTED, UNREACH_CALL, identify
+from quokka.verifier.verdict.contract import Reading, classify, verify_argv
 from quokka.verifier.verdict.results import (
     Diagnostic,
     Result,
-    UnreadableOutput,
     Verdict,
-    read_verify_output,
     verify_json_object,
 )
 
@@ -54,7 +53,7 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
 
     def cmdline(self, executable: str, options: list[str], task: Any, rlimits: Any) -> list[str]:
         checked = _property_of(task.property_file)
-        command = [executable, "verify", task.single_input_file, "--json", *options]
+        command = list(verify_argv((executable, "verify"), task.single_input_file, None, *options))
         if "--property" not in options:
             command += ["--property", checked]  # the task's, not a plain C file's `assert`
         data_model = (task.options or {}).get("data_model")
@@ -68,17 +67,17 @@ class Tool(benchexec.tools.template.BaseTool2):  # type: ignore[misc]
         return command
 
     def determine_result(self, run: Any) -> str:
-        try:
-            output = read_verify_output(run.output.text)
-        except UnreadableOutput:
+        code = getattr(run.exit_code, "value", run.exit_code)
+        found = classify(code, run.output.text)
+        if found.reading is Reading.MALFORMED:
             return f"{result.RESULT_ERROR} (malformed output)"
-        if output is None:
+        if isinstance(found.output, Diagnostic):
+            return f"{result.RESULT_ERROR} (bad input)"
+        if not isinstance(found.output, Result):  # a Result stands even if the run was killed after it
             if run.was_timeout:
                 return str(result.RESULT_TIMEOUT)
             return f"{result.RESULT_ERROR} ({_exit_text(run.exit_code)})"
-        if isinstance(output, Diagnostic):
-            return f"{result.RESULT_ERROR} (bad input)"
-        return _verdict_result(output, run.was_timeout, _command_property(run.cmdline))
+        return _verdict_result(found.output, run.was_timeout, _command_property(run.cmdline))
 
     def get_value_from_output(self, output: Any, identifier: str) -> str | None:
         """A top-level field of Quokka's JSON output (e.g. `decided_by`, `time_s`)."""

@@ -37,7 +37,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def torture_command(args: argparse.Namespace) -> int:
-    from .torture_command import torture_command as run
+    from quokka.svcomp.qa.torture_command import torture_command as run
 
     return run(args)
 

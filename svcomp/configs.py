@@ -7,13 +7,13 @@ cover the engines and proposers; `--define NAME=ARGS` adds or replaces one for a
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from quokka.verifier.errors import InputError
+from quokka.verifier.verdict.contract import DEFAULT_COMMAND
 
-DEFAULT_VERIFIER: tuple[str, ...] = (sys.executable, "-m", "quokka.verifier.cli", "verify")
+DEFAULT_VERIFIER: tuple[str, ...] = DEFAULT_COMMAND
 
 BUILTIN: Mapping[str, tuple[str, ...]] = {
     "default": (),

@@ -12,10 +12,10 @@ from pathlib import Path
 from quokka.invariants.llm.backend import Backend
 from quokka.invariants.llm.settings import ModelSettings, from_pyproject
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.infra.dump import dump_json
 from quokka.verifier.infra.store import ResultRow, RunInfo, Store, content_key, now
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
+from quokka.verifier.verdict.dump import dump_json
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table

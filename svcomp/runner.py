@@ -28,12 +28,10 @@ from typing import Any, Protocol
 from quokka.invariants.train.sources import read_jsonl
 from quokka.verifier.errors import InputError
 from quokka.verifier.infra.store import ResultRow, RunInfo, Store, content_key, now
+from quokka.verifier.verdict.contract import Reading, classify, verify_argv
 from quokka.verifier.verdict.results import (
     Diagnostic,
     Result,
-    UnreadableOutput,
-    Verdict,
-    read_verify_output,
 )
 from quokka.verifier.verdict.witnesses import (
     WitnessError,
@@ -171,12 +169,12 @@ class LocalBackend:
 def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]:
     """The `quokka verify` command line of one task (its program, checked for its property)."""
     data_model = spec.data_model or task.data_model
-    command = [*spec.verifier, str(task.program), "--json", "--timeout", f"{spec.limits.timeout_s:g}",
-               "--memory", str(spec.limits.memory_mb),  # its engines' own limit must fit in ours
+    options = ["--memory", str(spec.limits.memory_mb),  # its engines' own limit must fit in ours
                "--property", task.property]  # the task's property, not a plain C file's `assert`
     if data_model:
-        command += ["--data-model", data_model]
-    return (*command, *config.args, *spec.verify_args)
+        options += ["--data-model", data_model]
+    return verify_argv(spec.verifier, str(task.program), spec.limits.timeout_s, *options, *config.args,
+                       *spec.verify_args)
 
 
 def signature(spec: BatchSpec, config: Config) -> str:
@@ -279,38 +277,19 @@ class Interpreted:
 
 def interpret(outcome: Outcome, limits: Limits) -> Interpreted:
     """The status of a finished process: its verdict, or timeout / out of memory / error."""
-    output, unreadable = _read(outcome.stdout)
     if outcome.launch_error:
         return Interpreted(scores.error_status(outcome.launch_error), outcome.launch_error)
+    signal = outcome.signal_name if outcome.signal is not None else None
+    found = classify(outcome.exit_code, outcome.stdout, outcome.stderr_tail, signal)
     if outcome.killed_for == "wall":
-        return Interpreted(scores.TIMEOUT, f"wall-time limit of {limits.wall_s:g} s reached", output)
+        return Interpreted(scores.TIMEOUT, f"wall-time limit of {limits.wall_s:g} s reached", found.output)
     if outcome.signal_name == "SIGXCPU" or (outcome.signal == 9 and outcome.cpu_s >= limits.cpu_s):
-        return Interpreted(scores.TIMEOUT, f"CPU-time limit of {limits.cpu_s:g} s reached", output)
-    if output is None and not unreadable and _out_of_memory(outcome):
+        return Interpreted(scores.TIMEOUT, f"CPU-time limit of {limits.cpu_s:g} s reached", found.output)
+    if found.output is None and found.reading is not Reading.MALFORMED and _out_of_memory(outcome):
         return Interpreted(scores.OUT_OF_MEMORY, f"memory limit of {limits.memory_mb} MB reached")
-    if unreadable and outcome.exit_code in (0, 1, 2):
-        return Interpreted(scores.error_status(unreadable), unreadable)
-    if output is not None and outcome.exit_code in (0, 1, 2):
-        return _from_output(output, outcome.exit_code)
-    return Interpreted(scores.error_status(_crash_message(outcome)), _crash_message(outcome), output)
-
-
-def _read(stdout: str) -> tuple[Result | Diagnostic | None, str]:
-    """The verifier's output, and why it is unreadable ("" when it is not)."""
-    try:
-        return read_verify_output(stdout), ""
-    except UnreadableOutput as exc:
-        return None, str(exc)
-
-
-def _from_output(output: Result | Diagnostic, exit_code: int | None) -> Interpreted:
-    if isinstance(output, Diagnostic) or exit_code == 2:
-        return Interpreted(scores.error_status(output.reason or "bad input"), output.reason, output)
-    expected_code = 1 if output.verdict is Verdict.UNKNOWN else 0
-    if exit_code != expected_code:
-        message = f"exit code {exit_code} does not match verdict {output.verdict.value}"
-        return Interpreted(scores.error_status(message), output.reason, output)
-    return Interpreted(output.verdict.value, output.reason, output)
+    if found.reading is Reading.RESULT and isinstance(found.output, Result):
+        return Interpreted(found.output.verdict.value, found.message, found.output)
+    return Interpreted(scores.error_status(found.message), found.message, found.output)
 
 
 _OUT_OF_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
@@ -320,14 +299,6 @@ def _out_of_memory(outcome: Outcome) -> bool:
     """A run without a verdict that says it ran out of memory did, whatever its exit code: a
     MemoryError in a thread, at exit or under a wrapper script can leave the exit code 0."""
     return any(marker in outcome.stderr_tail for marker in _OUT_OF_MEMORY_MARKERS)
-
-
-def _crash_message(outcome: Outcome) -> str:
-    last = next((line for line in reversed(outcome.stderr_tail.splitlines()) if line.strip()), "")
-    how = f"exit code {outcome.exit_code}"
-    if outcome.signal is not None:
-        how = f"killed by {outcome.signal_name}"
-    return f"{how}, no verdict" + (f": {last.strip()}" if last else "")
 
 
 def make_row(job: Job, outcome: Outcome, found: Interpreted, session_id: int | None) -> ResultRow:

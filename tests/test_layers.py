@@ -81,6 +81,49 @@ def test_imports_point_down_the_layers() -> None:
     assert upward == []
 
 
+# Inside the verifier: the packages in the order of the data flow (`verifier/__init__.py`), and what
+# each may import besides itself. "base" is the top level's errors, properties, task files, lexer and
+# option parsing; the commands at the top level (`cli`, `cli_parse`) may import everything.
+BASE = {"errors", "properties", "task", "lexer", "cli_args", "options"}
+COMMANDS = {"cli", "cli_parse"}
+ALLOWED: dict[str, set[str]] = {
+    "base": {"ir"},  # options reads `ir.definedness`'s readings of uninitialised locals
+    "ir": {"base"},
+    "infra": {"base"},
+    "cfg": {"base", "ir"},
+    "frontend": {"base", "ir", "cfg"},
+    "encode": {"base", "ir", "cfg"},
+    "exec": {"base", "ir", "cfg"},
+    "engines": {"base", "ir", "cfg", "encode", "exec", "infra"},
+    "verdict": {"base", "ir", "cfg", "encode", "exec", "infra", "engines"},
+}
+
+
+def _verifier_group(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["quokka", "verifier"] or len(parts) < 3:
+        return None
+    if parts[2] in ALLOWED:
+        return parts[2]
+    assert parts[2] in BASE | COMMANDS, f"{module}: a top-level module the layer table does not know"
+    return "commands" if parts[2] in COMMANDS else "base"
+
+
+def test_the_verifier_packages_import_only_what_lies_before_them() -> None:
+    crossing = {
+        (m, d) for m, names in IMPORTS.items() for d in names & MODULES.keys()
+        if _verifier_group(m) not in (None, "commands") and _verifier_group(d) is not None
+        and _verifier_group(d) != _verifier_group(m)
+    }  # fmt: skip
+    upward = sorted(c for c in crossing if _verifier_group(c[1]) not in ALLOWED[_verifier_group(c[0]) or ""])
+    assert upward == []
+
+
+def test_the_verifier_top_level_stays_small() -> None:
+    top = [p for p in (ROOT / "verifier").glob("*.py")]
+    assert len(top) <= 10, sorted(p.name for p in top)
+
+
 def test_libraries_stay_with_the_layers_that_own_them() -> None:
     misplaced = sorted(
         (m, lib) for m, names in IMPORTS.items() for lib, owners in OWNERS.items()

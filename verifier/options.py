@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from quokka.verifier.exec.definedness import UNINITIALISED_READINGS
+from quokka.verifier.ir.definedness import UNINITIALISED_READINGS
 
 from .cli_args import MEMORY_MB, SECONDS, SEED, Bounds
 from .errors import InputError

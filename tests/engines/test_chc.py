@@ -7,7 +7,7 @@ from pathlib import Path
 import z3
 from corpus import BY_NAME
 from quokka.verifier.encode import chc, encode
-from quokka.verifier.encode.chc import dump
+from quokka.verifier.verdict.dump import dump_conditions as dump
 
 
 def _check_file(path: Path, logic: str | None = None) -> z3.CheckSatResult:

@@ -101,7 +101,7 @@ def test_random_deterministic_programs_agree_with_the_interpreter(tmp_path, chun
     # IR, not gcc's build) must end as the execution engine says
     import random
 
-    from quokka.svcomp.torture import generated_program
+    from quokka.svcomp.qa.torture import generated_program
     from quokka.verifier.exec.interp import run
 
     verdicts = []

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from proctree import alive
-from quokka.svcomp import faults
 from quokka.svcomp.execution import Limits, RunningProcess, run_limited
-from quokka.svcomp.faults import DAMAGES, HARD, FaultTrials, Program, Report, Row, Violation
+from quokka.svcomp.qa import faults
+from quokka.svcomp.qa.faults import DAMAGES, HARD, FaultTrials, Program, Report, Row, Violation
+from quokka.svcomp.qa.torture import Campaign, Settings
 from quokka.svcomp.tasks import load_tasks
-from quokka.svcomp.torture import Campaign, Settings
 from quokka.verifier.infra.processes import tagged_processes
 from quokka.verifier.infra.store import Store, StoreError
 from svcomp_helpers import FAKE_VERIFIER

@@ -272,7 +272,7 @@ def test_acceptance_command_passes_on_a_small_set(tmp_path: Path) -> None:
                        + " sleep=0.3") for i in range(6)}
     folder = make_set(tmp_path, tasks)
     proc = subprocess.run(
-        [sys.executable, "-m", "quokka.svcomp.acceptance", str(folder), "--out", str(tmp_path / "out"),
+        [sys.executable, "-m", "quokka.svcomp.qa.acceptance", str(folder), "--out", str(tmp_path / "out"),
          "--kill-after", "2", "--timeout", "5", "--verifier", " ".join(FAKE_VERIFIER)],
         capture_output=True, text=True, timeout=180,
     )

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from quokka.svcomp.execution import Outcome
+from quokka.svcomp.qa.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
+from quokka.svcomp.qa.torture_invariants import InvariantTrial, invariant_trial
 from quokka.svcomp.tasks import Task
-from quokka.svcomp.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
-from quokka.svcomp.torture_invariants import InvariantTrial, invariant_trial
 from quokka.verifier.exec.replay import gcc_available
 from quokka.verifier.frontend import lower_source
 from quokka.verifier.verdict.witnesses import witness_invariants

@@ -16,11 +16,11 @@ from marks import needs_gcc
 from quokka.invariants.verify import verify_path
 from quokka.verifier.cli import main
 from quokka.verifier.errors import InputError
-from quokka.verifier.exec.definedness import NONDET
 from quokka.verifier.exec.interp import run
 from quokka.verifier.exec.replay import InputDeclaration, gcc_available, instrument, replay_with_compiler
 from quokka.verifier.frontend import lower, lower_source
 from quokka.verifier.infra.store import Store
+from quokka.verifier.ir.definedness import NONDET
 from quokka.verifier.options import Options
 from quokka.verifier.properties import UNREACH_CALL
 from quokka.verifier.verdict.results import Counterexample, InputValue, Verdict

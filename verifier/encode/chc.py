@@ -1,4 +1,4 @@
-"""The cutpoint graph of `encode` as constrained Horn clauses, and SMT-LIB dumps of every query.
+"""The cutpoint graph of `encode` as constrained Horn clauses (`verdict.dump` writes them as SMT-LIB).
 
 One uninterpreted predicate per loop head over the variables live there; one clause per edge:
 `P_src(pre) /\\ guard /\\ post == values -> P_dst(post)` (no `P_src` for the entry; the error
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import z3
-from quokka.verifier.encode import ENTRY, ERROR, Edge, Encoding, constants, encode
+from quokka.verifier.encode import ENTRY, ERROR, Edge, Encoding, constants
 from quokka.verifier.encode.smt import const, sort_of
 from quokka.verifier.encode.z3_to_ir import subterms
-from quokka.verifier.ir import Expr, Program
+from quokka.verifier.ir import Program
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,41 +130,3 @@ def horn_assertions(system: ChcSystem) -> list[z3.BoolRef]:
         implication = z3.Implies(c.body, head)
         out.append(z3.ForAll(list(c.variables), implication) if c.variables else implication)
     return out
-
-
-def dump(program: Program, directory: Path, invariants: Mapping[str, Expr] | None = None) -> list[Path]:
-    """Write the CHC system and the query of every verification condition as SMT-LIB files.
-
-    The VC of an edge uses `invariants` (loop id -> IR invariant; `true` where missing); each
-    file is satisfiable iff its obligation fails. The files are printed by Z3 (`sexpr`).
-    """
-    from quokka.verifier.engines.inductive import holds, invariant_formulas
-
-    enc = encode(program)
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    system = build(enc)
-    horn = z3.SolverFor("HORN")
-    horn.add(*horn_assertions(system))
-    written.append(_write(directory / "chc.smt2", horn.sexpr() + "(check-sat)\n"))
-    inv, _ = invariant_formulas(program, invariants or {})
-    for i, edge in enumerate(enc.edges):
-        solver = z3.Solver()
-        solver.add(edge.guard)
-        if edge.src != ENTRY:
-            solver.add(holds(enc, edge, "pre", inv[edge.src]))
-        if edge.dst != ERROR:
-            solver.add(z3.Not(holds(enc, edge, "post", inv[edge.dst])))
-        name = f"vc{i:02d}_{edge.kind}_{_file_part(edge.src)}_{_file_part(edge.dst)}.smt2"
-        header = f"; {edge.kind}: {edge.label}\n"
-        written.append(_write(directory / name, header + solver.sexpr() + "(check-sat)\n"))
-    return written
-
-
-def _file_part(node: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in node.lstrip("@"))
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path

@@ -23,8 +23,7 @@ from pathlib import Path
 
 from quokka.verifier.exec.replay import CompiledProgram, ReplayResult, compile_c
 
-from ..frontend.memory import HEAP
-from ..ir import Havoc, Program, walk_stmts
+from ..ir import HEAP, Havoc, Program, walk_stmts
 from ..properties import NO_OVERFLOW
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 

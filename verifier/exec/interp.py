@@ -46,8 +46,8 @@ from typing import Any
 from quokka.verifier import ir
 from quokka.verifier.cfg import BasicBlock, Branch, Jump, Simple, Terminator, build_cfg
 from quokka.verifier.errors import Coord
-from quokka.verifier.exec.definedness import UninitialisedRead, uninitialised_reads
 from quokka.verifier.ir import fpsem, semantics
+from quokka.verifier.ir.definedness import UninitialisedRead, uninitialised_reads
 
 InputFn = Callable[[ir.VarDecl, ir.Havoc], int]
 Inputs = Sequence[int] | InputFn

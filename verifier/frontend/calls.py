@@ -30,8 +30,8 @@ from typing import Any
 
 from pycparser import c_ast
 from quokka.verifier import ir
-from quokka.verifier.exec.definedness import ORIGIN as UNINITIALISED
 from quokka.verifier.ir import cexpr
+from quokka.verifier.ir.definedness import ORIGIN as UNINITIALISED
 
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from ..properties import NO_OVERFLOW, UNREACH_CALL

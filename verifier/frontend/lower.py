@@ -11,8 +11,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from pycparser import c_ast, c_parser
-from quokka.verifier.exec.definedness import STRICT, UNINITIALISED_READINGS
 from quokka.verifier.ir.cexpr import DATA_MODELS, CTypes
+from quokka.verifier.ir.definedness import STRICT, UNINITIALISED_READINGS
 from quokka.verifier.ir.nooverflow import with_overflow_checks
 
 from ..cfg import build_cfg

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ..errors import Coord
+from ..ir import HEAP
 
 if TYPE_CHECKING:
     from .state import LowerState
 
-HEAP = "heap"  # the VarDecl kind of field arrays and the allocation counter
 ALLOCATED = "malloc"  # the Havoc origin of a block's contents at allocation
 FRESH = "heap contents"  # the Havoc origin of the field arrays at the start
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from pycparser import c_ast
 from quokka.verifier import ir
-from quokka.verifier.exec.definedness import ORIGIN as UNINITIALISED
 from quokka.verifier.ir import cexpr
+from quokka.verifier.ir.definedness import ORIGIN as UNINITIALISED
 
 from ..errors import Coord, FrontendError, UnsupportedFeature
 from .calls import CallLowerer

@@ -479,13 +479,16 @@ def walk_stmts(block: Block) -> Iterator[Stmt]:
 # ----------------------------------------------------------------------------- program
 
 
+HEAP = "heap"  # the VarDecl kind of field arrays and the allocation counter
+
+
 @dataclass(frozen=True)
 class VarDecl:
     """An IR variable. `c_name` is its name in the C source (IR names are unique)."""
 
     name: str
     type: Type
-    kind: str  # "global" | "local" | "param" | "temp"
+    kind: str  # "global" | "local" | "param" | "temp" | HEAP
     c_name: str
     coord: Coord | None = None
 

@@ -11,7 +11,6 @@ from quokka.verifier.encode.smt_bv import BITS
 from quokka.verifier.engines import algebra, bitblast, bmc, execute, inductive
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.exec import emit_c
-from quokka.verifier.exec.definedness import NONDET, ORIGIN
 from quokka.verifier.exec.interp import LONG_RUN_STEPS, Execution, run
 from quokka.verifier.exec.replay import (
     InputDeclaration,
@@ -35,6 +34,7 @@ from quokka.verifier.ir import (
     fpsem,
     walk,
 )
+from quokka.verifier.ir.definedness import NONDET, ORIGIN
 from quokka.verifier.ir.printer import format_expr_c_names
 from quokka.verifier.ir.simplify import readable, readable_conjuncts
 from quokka.verifier.properties import UNREACH_CALL

@@ -7,14 +7,13 @@ import json
 import sys
 import time
 
+from quokka.svcomp.qa.torture import Campaign, Counts, Finding, Settings
+from quokka.svcomp.tasks import load_tasks
+from quokka.svcomp.ui import print_error, print_table
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.properties import UNREACH_CALL
 from rich.console import Console
 from rich.table import Table
-
-from .tasks import load_tasks
-from .torture import Campaign, Counts, Finding, Settings
-from .ui import print_error, print_table
 
 EXIT_OK, EXIT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
 

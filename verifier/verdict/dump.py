@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import z3
 from quokka.verifier.cfg import Branch, Cfg, Jump, build_cfg
-from quokka.verifier.encode.chc import dump as dump_conditions
-from quokka.verifier.ir import Program, uses_floats
+from quokka.verifier.encode import ENTRY, ERROR, encode
+from quokka.verifier.encode.chc import build, horn_assertions
+from quokka.verifier.engines.inductive import holds, invariant_formulas
+from quokka.verifier.ir import Expr, Program, uses_floats
 from quokka.verifier.ir.printer import format_expr, format_program, format_stmt
 
 
@@ -79,4 +83,42 @@ def dump_json(directory: Path, name: str, payload: Any) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
     path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+    return path
+
+
+def dump_conditions(
+    program: Program, directory: Path, invariants: Mapping[str, Expr] | None = None
+) -> list[Path]:
+    """Write the CHC system and the query of every verification condition as SMT-LIB files.
+
+    The VC of an edge uses `invariants` (loop id -> IR invariant; `true` where missing); each
+    file is satisfiable iff its obligation fails. The files are printed by Z3 (`sexpr`).
+    """
+    enc = encode(program)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    system = build(enc)
+    horn = z3.SolverFor("HORN")
+    horn.add(*horn_assertions(system))
+    written.append(_write(directory / "chc.smt2", horn.sexpr() + "(check-sat)\n"))
+    inv, _ = invariant_formulas(program, invariants or {})
+    for i, edge in enumerate(enc.edges):
+        solver = z3.Solver()
+        solver.add(edge.guard)
+        if edge.src != ENTRY:
+            solver.add(holds(enc, edge, "pre", inv[edge.src]))
+        if edge.dst != ERROR:
+            solver.add(z3.Not(holds(enc, edge, "post", inv[edge.dst])))
+        name = f"vc{i:02d}_{edge.kind}_{_file_part(edge.src)}_{_file_part(edge.dst)}.smt2"
+        header = f"; {edge.kind}: {edge.label}\n"
+        written.append(_write(directory / name, header + solver.sexpr() + "(check-sat)\n"))
+    return written
+
+
+def _file_part(node: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in node.lstrip("@"))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
     return path

@@ -32,20 +32,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from quokka.svcomp.configs import DEFAULT_VERIFIER
+from quokka.svcomp.execution import Limits, Outcome, run_limited
+from quokka.svcomp.qa.faults import FaultTrials
+from quokka.svcomp.qa.torture_invariants import invariant_trial
+from quokka.svcomp.tasks import Task
 from quokka.verifier.exec.replay import CompiledProgram, compile_c
 from quokka.verifier.properties import ASSERT
-from quokka.verifier.verdict.results import Result, UnreadableOutput, Verdict, read_verify_output
-
-from .configs import DEFAULT_VERIFIER
-from .execution import Limits, Outcome, run_limited
-from .faults import FaultTrials
-from .tasks import Task
-from .torture_invariants import invariant_trial
+from quokka.verifier.verdict.contract import Reading, VerifyExit, classify, verify_argv
+from quokka.verifier.verdict.results import Result, Verdict, read_verify_output
 
 BOX = range(-4, 5)  # the inputs of a generated program
 MUTANT_SAMPLES = 60  # random inputs tried on gcc's build of a mutant
-VERDICT_EXITS = (0, 1)  # `quokka verify`: conclusive, unknown (a Result on stdout)
-INPUT_ERROR_EXIT = 2  # a located one-line error on stderr
 COUNTED = {"wrong": "wrong", "crash": "crashes", "hang": "hangs"}  # finding kind -> `Counts` field
 
 
@@ -318,7 +316,7 @@ class Campaign:
         if problem is not None:
             self._found(problem[0], trial, problem[1], path)
             return
-        if outcome.exit_code == INPUT_ERROR_EXIT:
+        if outcome.exit_code == VerifyExit.BAD_INPUT:
             return
         result = read_verify_output(outcome.stdout)
         assert isinstance(result, Result)  # `_problem` saw to it
@@ -328,17 +326,9 @@ class Campaign:
             self._found("wrong", trial, detail, path)
 
     def _verify(self, path: Path, data_model: str | None, args: Sequence[str] = ()) -> Outcome:
-        command = [
-            *self.settings.verifier,
-            str(path),
-            "--json",
-            "--timeout",
-            str(self.settings.timeout_s),
-            *args,
-        ]
-        if data_model:
-            command += ["--data-model", data_model]
-        return run_limited(command, Limits.for_timeout(self.settings.timeout_s))
+        model = ("--data-model", data_model) if data_model else ()
+        command = verify_argv(self.settings.verifier, str(path), self.settings.timeout_s, *args, *model)
+        return run_limited(list(command), Limits.for_timeout(self.settings.timeout_s))
 
     def _found(self, kind: str, trial: str, detail: str, path: Path) -> None:
         setattr(self.counts, COUNTED[kind], getattr(self.counts, COUNTED[kind]) + 1)
@@ -352,15 +342,13 @@ def _problem(outcome: Outcome) -> tuple[str, str] | None:
     """("hang" | "crash", detail) when the run did not end in a verdict or a located error."""
     if outcome.killed_for:
         return "hang", f"killed for {outcome.killed_for} after {outcome.wall_s:.0f} s"
-    if "Traceback" in outcome.stderr_tail or outcome.exit_code not in (*VERDICT_EXITS, INPUT_ERROR_EXIT):
+    found = classify(outcome.exit_code, outcome.stdout, outcome.stderr_tail)
+    if "Traceback" in outcome.stderr_tail or found.reading is Reading.CRASHED:
         return "crash", f"exit {outcome.exit_code} {outcome.signal_name}: {outcome.stderr_tail[-400:]}"
-    if outcome.exit_code in VERDICT_EXITS:
-        try:
-            output = read_verify_output(outcome.stdout)
-        except UnreadableOutput as exc:
-            return "crash", f"unreadable --json output ({exc})"
-        if not isinstance(output, Result):
-            return "crash", f"no result in the --json output: {outcome.stdout[-400:]!r}"
-    elif len(outcome.stderr_tail.strip().splitlines()) != 1:
+    if found.reading is Reading.MALFORMED:
+        return "crash", f"unreadable --json output ({found.message})"
+    if outcome.exit_code != VerifyExit.BAD_INPUT and found.reading is not Reading.RESULT:
+        return "crash", f"no result in the --json output: {outcome.stdout[-400:]!r}"
+    if outcome.exit_code == VerifyExit.BAD_INPUT and len(outcome.stderr_tail.strip().splitlines()) != 1:
         return "crash", f"an error of more than one line: {outcome.stderr_tail[-400:]}"
     return None

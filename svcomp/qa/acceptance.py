@@ -1,6 +1,6 @@
 """The batch acceptance run as one command: interrupt, resume, compare, and check the witnesses.
 
-    python -m quokka.svcomp.acceptance ../shared/benchmarks/code2inv --out acceptance --jobs 2
+    python -m quokka.svcomp.qa.acceptance ../shared/benchmarks/code2inv --out acceptance --jobs 2
 
 1. `quokka batch SET --db OUT/interrupted.sqlite` is killed with SIGKILL after `--kill-after`
    results, then the same command runs again to the end;
@@ -28,11 +28,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from quokka.svcomp.configs import DEFAULT_VERIFIER
 from quokka.verifier.cli_args import positive_int, seconds
 from quokka.verifier.infra.store import ResultRow, Store, StoreError
 from rich.console import Console
-
-from .configs import DEFAULT_VERIFIER
 
 
 def _batch(set_path: Path, db: Path, args: argparse.Namespace, *extra: str) -> list[str]:
@@ -117,7 +116,7 @@ def _readback(checks: Checks, reference: list[ResultRow], readback: list[ResultR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m quokka.svcomp.acceptance", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m quokka.svcomp.qa.acceptance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", type=Path, help="the task set (e.g. ../shared/benchmarks/code2inv)")
     parser.add_argument("--out", type=Path, default=Path("acceptance"), help="folder for databases and logs")

@@ -35,12 +35,12 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
+from quokka.svcomp.commands import EXIT_BAD_INPUT, EXIT_OK, EXIT_WRONG
+from quokka.svcomp.configs import DEFAULT_VERIFIER
+from quokka.svcomp.execution import Limits, Outcome, RunningProcess
+from quokka.svcomp.tasks import Task
 from quokka.verifier.infra.processes import tagged_environment, tagged_processes
 from quokka.verifier.infra.store import StoreError, reading
-
-from .configs import DEFAULT_VERIFIER
-from .execution import Limits, Outcome, RunningProcess
-from .tasks import Task
 
 QUOKKA = DEFAULT_VERIFIER[:-1]  # the `quokka` dispatcher of this Python
 SERVER = (sys.executable, "-m", "quokka.server")
@@ -161,7 +161,7 @@ class FaultTrials:
         report.log.append(_damage(folder / "results.sqlite", self.rng, how or self.rng.choice(DAMAGES)))
         report.injected += 1
         outcome = _run(report, command, self._limits(1), "batch on the damaged store")
-        if outcome.exit_code == 2:
+        if outcome.exit_code == EXIT_BAD_INPUT:
             _one_line_error(report, outcome)
         elif not _crashed(report, outcome, "batch on the damaged store"):
             _each_task_once(report, _results(report, folder / "results.sqlite"), 1)
@@ -289,7 +289,7 @@ def _crashed(report: Report, outcome: Outcome, what: str) -> bool:
     if outcome.killed_for:
         why = f"killed for {outcome.killed_for} after {outcome.wall_s:.0f} s"
         report.violated("hang", f"the {what} was {why}")
-    elif "Traceback" in outcome.stderr_tail or outcome.exit_code not in (0, 1):
+    elif "Traceback" in outcome.stderr_tail or outcome.exit_code not in (EXIT_OK, EXIT_WRONG):
         report.violated("crash", f"the {what} ended with exit {outcome.exit_code} {outcome.signal_name}: "
                                  f"{outcome.stderr_tail[-300:]}")
     else:
