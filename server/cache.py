@@ -16,6 +16,7 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from quokka.verifier.errors import MalformedRecord, decoded
 from quokka.verifier.infra.store import KeyedTable
 from quokka.verifier.verdict.results import Verdict
 
@@ -76,8 +77,8 @@ class ResultCache:
         if text is None:
             return None
         try:
-            return Outcome.from_json(json.loads(text), from_cache=True)
-        except (ValueError, KeyError, TypeError):
+            return decoded(lambda: Outcome.from_json(json.loads(text), from_cache=True), "a cached outcome")
+        except MalformedRecord:
             return None
 
     def put(self, key: str, outcome: Outcome) -> bool:

@@ -411,7 +411,7 @@ def _with_witness(row: ResultRow, job: Job, result: Result, spec: BatchSpec) -> 
     try:
         entry = witness_for(result, job.task.program, data_model=spec.data_model or job.task.data_model
                             or "LP64", configuration=job.config, file_name=_witness_input_name(job.task))
-    except (WitnessError, KeyError, TypeError, ValueError) as exc:
+    except (WitnessError, ValueError) as exc:
         return _replace(row, witness=f"not written: {exc}")
     if entry is None:
         return row

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,19 @@ class UnsupportedByEngine(EngineError):
 
 class ToolMissing(QuokkaError):
     """An external program Quokka needs (C preprocessor, compiler) is not installed."""
+
+
+class MalformedRecord(QuokkaError):
+    """Data read from outside (a JSON record, a database row) does not have the shape its reader wants."""
+
+
+def decoded(build: Callable[[], T], what: str) -> T:
+    """`build()`, which decodes a record read from outside.
+
+    The one place where a KeyError, TypeError or ValueError is read as data of the wrong shape (a
+    missing field, a string for a number, an unknown enum value) rather than as a bug: everything
+    `build` calls must be a plain decoder of that record. Raises MalformedRecord naming `what`."""
+    try:
+        return build()
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedRecord(f"{what}: {type(exc).__name__} {exc}") from exc

@@ -76,8 +76,11 @@ def use_decode_attention(model: Any) -> bool:
         return False
     AttentionInterface.register(NAME, decode_attention)
     AttentionMaskInterface.register(NAME, sdpa_mask)
+    switch = getattr(model, "set_attn_implementation", None)  # transformers >= 4.56
+    if switch is None:
+        return False
     try:
-        model.set_attn_implementation(NAME)
-    except (AttributeError, ValueError):
+        switch(NAME)
+    except ValueError:
         return False
     return bool(model.config._attn_implementation == NAME)

@@ -17,13 +17,14 @@ each of its loops (`dataset build --assertions`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quokka.verifier.errors import InputError, QuokkaError
+from quokka.verifier.errors import InputError, MalformedRecord, QuokkaError, decoded
 from quokka.verifier.frontend import find_acsl_invariants, find_assertions, lower
 from quokka.verifier.infra.store import StoreError, reading
 from quokka.verifier.task import read_task
@@ -102,16 +103,21 @@ def read_jsonl(path: Path) -> Iterator[Target]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            yield Target(
-                (path.parent / obj["file"]).resolve(),
-                int(obj["after_line"]),
-                str(obj["invariant"]),
-                f"{path.name}:{n}",
-                context=tuple((int(line), str(inv)) for line, inv in obj.get("context", ())),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(None, f"{path}:{n}: not an invariant record: {exc}") from exc
+            target = functools.partial(_target, line, path, f"{path.name}:{n}")
+            yield decoded(target, "not an invariant record")
+        except MalformedRecord as exc:
+            raise InputError(None, f"{path}:{n}: {exc}") from exc
+
+
+def _target(line: str, path: Path, origin: str) -> Target:
+    obj = json.loads(line)
+    return Target(
+        (path.parent / obj["file"]).resolve(),
+        int(obj["after_line"]),
+        str(obj["invariant"]),
+        origin,
+        context=tuple((int(line), str(inv)) for line, inv in obj.get("context", ())),
+    )
 
 
 def read_results_db(path: Path) -> Iterator[Target]:

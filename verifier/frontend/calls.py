@@ -308,7 +308,7 @@ class CallLowerer(MemoryCalls):
             raise FrontendError(self.st.coord(node), f"parameter of {name} has type {ty.name}")
         try:
             return cexpr.convert(value, ty)
-        except TypeError:
+        except cexpr.NotScalar:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)", name) from None
 
     def arguments(self, args: list[Any], out: list[ir.Stmt]) -> list[ir.Expr]:

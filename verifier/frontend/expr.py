@@ -148,7 +148,7 @@ class ExprLowerer:
         value = self.value(node, out)
         try:
             return self.convert(value, ty, node)
-        except TypeError:
+        except cexpr.NotScalar:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
 
     def convert(self, value: Expr, ty: ScalarType, node: Any) -> Expr:
@@ -210,7 +210,7 @@ class ExprLowerer:
             return self._pointer_binary(op, a, b, node)
         try:
             return self.record(cexpr.binary(self.st.ct, op, a, b), node)
-        except TypeError:
+        except cexpr.NotScalar:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
         except ValueError as exc:  # a float operand of %, <<, &, ... (C rejects it)
             raise FrontendError(self.st.coord(node), str(exc)) from None
@@ -394,7 +394,7 @@ class ExprLowerer:
             if not s1 and not s2 and not floating:
                 return cexpr.conditional(self.st.ct, cond, a, b)
             ty = self.st.ct.arithmetic(cexpr.scalar_type(a), cexpr.scalar_type(b))
-        except TypeError:
+        except cexpr.NotScalar:
             raise UnsupportedFeature(self.st.coord(node), "pointer (array used as a value)") from None
         t = self.st.temp(ty)
         then = (*s1, Assign(t.name, cexpr.convert(a, ty)))
@@ -647,7 +647,7 @@ class ExprLowerer:
                 out.append(Assign(lv.var.name, cexpr.convert(value, lv.type), coord))
             else:
                 out.append(Assign(lv.var.name, cexpr.store(lv.var, lv.index, value), coord))
-        except TypeError:
+        except cexpr.NotScalar:
             raise UnsupportedFeature(coord, "pointer (array used as a value)") from None
 
     def _assign_value(self, node: c_ast.Assignment, out: list[Stmt]) -> Expr:

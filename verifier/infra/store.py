@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from quokka.verifier.errors import QuokkaError
+from quokka.verifier.errors import MalformedRecord, QuokkaError, decoded
 from sqlite_utils import Database
 
 SCHEMA_VERSION = 1
@@ -287,9 +287,9 @@ class Store:
                 ids = sorted(set(run_ids))
                 marks = ", ".join("?" for _ in ids)
                 rows = self.db.table("results").rows_where(f"run_id in ({marks})", ids, order_by="run_id, id")
-            try:
-                return [_result_from_row(r) for r in rows]
-            except TypeError as exc:  # a `results` table that `quokka batch` did not write
+            try:  # a `results` table that `quokka batch` did not write is malformed
+                return decoded(lambda: [_result_from_row(r) for r in rows], "a results row")
+            except MalformedRecord as exc:
                 raise StoreError(f"{self.path}: not a Quokka results database ({exc})") from exc
 
     def integrity_problems(self) -> list[str]:

@@ -173,17 +173,23 @@ def _fold_short_circuit(op: str, left: int) -> ir.Const | None:
 # ----------------------------------------------------------------------------- operators
 
 
+class NotScalar(TypeError):
+    """An array where C wants a scalar value, or a scalar where it wants an array: the frontend
+    refuses the program ("pointer (array used as a value)")."""
+
+
+
 def int_type(e: ir.Expr) -> ir.IntType:
-    """The type of an integer expression (raises TypeError for an array)."""
+    """The type of an integer expression (raises NotScalar for an array)."""
     if not isinstance(e.type, ir.IntType):
-        raise TypeError(f"not an integer expression: {e.type}")
+        raise NotScalar(f"not an integer expression: {e.type}")
     return e.type
 
 
 def scalar_type(e: ir.Expr) -> ir.ScalarType:
-    """The type of an integer or floating expression (raises TypeError for an array)."""
+    """The type of an integer or floating expression (raises NotScalar for an array)."""
     if isinstance(e.type, ir.ArrayType):
-        raise TypeError(f"not a scalar expression: {e.type}")
+        raise NotScalar(f"not a scalar expression: {e.type}")
     return e.type
 
 
@@ -305,13 +311,13 @@ def may_overflow(e: ir.Expr) -> bool:
 
 def select(array: ir.Expr, index: ir.Expr) -> ir.Select:
     if not isinstance(array.type, ir.ArrayType):
-        raise TypeError("indexing a non-array")
+        raise NotScalar("indexing a non-array")
     return ir.Select(array, index, array.type.elem)
 
 
 def store(array: ir.Expr, index: ir.Expr, value: ir.Expr) -> ir.Store:
     if not isinstance(array.type, ir.ArrayType):
-        raise TypeError("storing into a non-array")
+        raise NotScalar("storing into a non-array")
     return ir.Store(array, index, convert(value, array.type.elem), array.type)
 
 

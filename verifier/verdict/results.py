@@ -13,9 +13,11 @@ from quokka.verifier.errors import (
     Coord,
     InputError,
     LocatedError,
+    MalformedRecord,
     QuokkaError,
     ToolMissing,
     UnsupportedFeature,
+    decoded,
 )
 from quokka.verifier.infra.profile import Timing
 from quokka.verifier.ir import DOUBLE, FLOAT, fpsem
@@ -270,10 +272,11 @@ def read_verify_output(stdout: str) -> Result | Diagnostic | None:
     data = verify_json_object(stdout)
     if data is None:
         return None
+    decode = Diagnostic.from_json if data.get("status") == ERROR_STATUS else Result.from_json
     try:
-        return Diagnostic.from_json(data) if data.get("status") == ERROR_STATUS else Result.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UnreadableOutput(f"malformed verify --json output: {type(exc).__name__} {exc}") from None
+        return decoded(lambda: decode(data), "malformed verify --json output")
+    except MalformedRecord as exc:
+        raise UnreadableOutput(str(exc)) from None
 
 
 def verify_json_object(stdout: str) -> dict[str, Any] | None:
