@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import sympy as sp
-
 from quokka.verifier.builder import conjunction
 from quokka.verifier.dump import dump_json
 from quokka.verifier.engines.accelerate import K, Phase, Summary, summaries
@@ -88,7 +87,10 @@ def loop_candidates(program: Program, loop: LoopContext, summary: Summary) -> li
         return []
     exprs = [[builder.to_expr(f) for f in facts] for facts, _ in per_phase if facts]  # type: ignore[misc]
     names = c_names(program, loop.loop.id)
-    return [Candidate(loop.loop.id, e, format_expr(e, names), NAME) for e in _combine(exprs, per_phase, builder)]
+    return [
+        Candidate(loop.loop.id, e, format_expr(e, names, readable=True), NAME)
+        for e in _combine(exprs, per_phase, builder)
+    ]
 
 
 def _combine(

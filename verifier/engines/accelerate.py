@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from itertools import count
 
 import sympy as sp
-
 from quokka.verifier.ir import (
     INT,
     Assert,
@@ -196,7 +195,9 @@ def _is_exit(s: Stmt) -> bool:
 PathState = tuple[tuple[Atom, ...], dict[str, sp.Expr | None]]
 
 
-def _step(s: Stmt, cond: tuple[Atom, ...], env: dict[str, sp.Expr | None], program: Program) -> list[PathState]:
+def _step(
+    s: Stmt, cond: tuple[Atom, ...], env: dict[str, sp.Expr | None], program: Program
+) -> list[PathState]:
     if isinstance(s, Assign):
         return [(cond, {**env, s.target: _value(s, env, program)})]
     if isinstance(s, Havoc):
@@ -222,7 +223,9 @@ def _value(s: Assign, env: Mapping[str, sp.Expr | None], program: Program) -> sp
         return None
 
 
-def _branch(s: If, cond: tuple[Atom, ...], env: dict[str, sp.Expr | None], program: Program) -> list[PathState]:
+def _branch(
+    s: If, cond: tuple[Atom, ...], env: dict[str, sp.Expr | None], program: Program
+) -> list[PathState]:
     atoms = to_atoms(s.cond, env)
     out: list[PathState] = []
     for extra, block in ((atoms, s.then), (negate(atoms), s.orelse)):
@@ -263,7 +266,7 @@ def _solve(v: str, rhs: sp.Expr, forms: Mapping[str, sp.Expr]) -> sp.Expr | None
     poly = sp.Poly(rhs, x)
     if poly.degree() > 1:
         return None
-    a, g = (poly.all_coeffs() if poly.degree() == 1 else [sp.Integer(0), poly.all_coeffs()[0]])
+    a, g = poly.all_coeffs() if poly.degree() == 1 else [sp.Integer(0), poly.all_coeffs()[0]]
     if not a.is_number or a == 0:
         return None
     g_j = g.subs({sp.Symbol(n): f.subs(K, j) for n, f in forms.items()}, simultaneous=True)
@@ -303,7 +306,10 @@ def _subs(state: Mapping[str, sp.Expr]) -> dict[sp.Symbol, sp.Expr]:
 
 
 def _phase(
-    body: LoopBody, solved: Sequence[dict[str, sp.Expr] | None], state: Mapping[str, sp.Expr], types: Mapping[str, IntType]
+    body: LoopBody,
+    solved: Sequence[dict[str, sp.Expr] | None],
+    state: Mapping[str, sp.Expr],
+    types: Mapping[str, IntType],
 ) -> Phase | None:
     subs = _subs(state)
     taken = [i for i, p in enumerate(body.paths) if all(holds(a, subs) for a in p.cond)]
@@ -362,7 +368,9 @@ def _search(fails: object) -> int:
     return hi
 
 
-def _in_range(at_k: Mapping[str, sp.Expr], n: int, types: Mapping[str, IntType], opaque: frozenset[str]) -> bool:
+def _in_range(
+    at_k: Mapping[str, sp.Expr], n: int, types: Mapping[str, IntType], opaque: frozenset[str]
+) -> bool:
     """Whether every tracked value stays in its C type for `0 <= k <= n` (checked at the ends and
     at the extrema of polynomial forms)."""
     for v, f in at_k.items():
