@@ -61,9 +61,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--proposers",
-        help="comma-separated: dynamic (from runs), arrays (quantified, over array cells), accel "
-        "(closed forms of affine loops), annotations (your ACSL), llm, or 'none' "
-        "(default: dynamic,arrays,annotations,accel)",
+        help="comma-separated: dynamic (from runs), arrays (quantified, over array cells), annotations "
+        "(your ACSL), llm, or 'none' (default: dynamic,arrays,annotations)",
     )
     parser.add_argument(
         "--invariant",

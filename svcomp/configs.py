@@ -24,7 +24,6 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
     "accel": ("--proposers", "dynamic,arrays,annotations,accel"),  # the default plus loop acceleration
-    "no-accel": ("--proposers", "dynamic,arrays,annotations"),  # the default less loop acceleration
     "annotations": ("--proposers", "annotations"),
     "no-model": ("--model", "none"),
     "default+model": ("--model", "auto"),  # the installed quokka-smollm2, escalating
