@@ -9,7 +9,7 @@ from quokka.verifier.options import Options
 from .llm.settings import ModelSettings
 from .protocol import Proposer
 
-KNOWN = ("dynamic", "arrays", "annotations", "llm")
+KNOWN = ("dynamic", "arrays", "annotations", "llm", "accel")
 AUTO_MODEL = False  # whether an installed quokka-smollm2 joins by default (set from `quokka bench`)
 
 
@@ -28,10 +28,10 @@ def make_proposers(options: Options, model: ModelSettings) -> list[Proposer]:
     if model.model == AUTO or (model.model is None and not model.endpoint and "llm" not in names):
         model = _auto(model)
     if model.model == NO_MODEL:
-        return [_make(n, model) for n in _known([n for n in names if n != "llm"])]
+        return [_make(n, model, options) for n in _known([n for n in names if n != "llm"])]
     if (model.model or model.endpoint) and "llm" not in names:
         names.append("llm")
-    return [_make(name, model) for name in _known(names)]
+    return [_make(name, model, options) for name in _known(names)]
 
 
 def _auto(model: ModelSettings) -> ModelSettings:
@@ -64,7 +64,7 @@ def _known(names: list[str]) -> list[str]:
     return names
 
 
-def _make(name: str, model: ModelSettings) -> Proposer:
+def _make(name: str, model: ModelSettings, options: Options) -> Proposer:
     if name == "dynamic":
         from .dynamic import DynamicProposer
 
@@ -77,6 +77,10 @@ def _make(name: str, model: ModelSettings) -> Proposer:
         from .annotations import AnnotationProposer
 
         return AnnotationProposer()
+    if name == "accel":
+        from .accel import AccelProposer
+
+        return AccelProposer(options.dump_dir)
     from .llm import make_llm_proposer
 
     return make_llm_proposer(model)
