@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import sympy as sp
-from quokka.verifier.builder import conjunction
-from quokka.verifier.dump import dump_json
 from quokka.verifier.engines.accelerate import K, Phase, Summary, summaries
 from quokka.verifier.ir import INT, Binary, Expr, IntType, Program, VarDecl
-from quokka.verifier.printer import c_names, format_expr
+from quokka.verifier.ir.builder import conjunction
+from quokka.verifier.ir.printer import c_names, format_expr
+from quokka.verifier.verdict.dump import dump_json
 
 from .facts import ExprBuilder, Fact, equation
 from .polynomial import Poly

@@ -9,13 +9,13 @@ import pytest
 import sympy as sp
 from quokka.invariants.accel import AccelProposer, loop_candidates
 from quokka.invariants.protocol import ProposalContext, loop_contexts
-from quokka.verifier.builder import ProgramBuilder, add, ge, lt, mul, num
 from quokka.verifier.engines.accelerate import K, closed_forms, summaries
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
+from quokka.verifier.exec.interp import Runner
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.interp import Runner
 from quokka.verifier.ir import Program
+from quokka.verifier.ir.builder import ProgramBuilder, add, ge, lt, mul, num
 
 
 def _random_loop(rng: random.Random, phased: bool) -> Program:
