@@ -83,7 +83,7 @@ def loop_candidates(program: Program, loop: LoopContext, summary: Summary) -> li
     builder = ExprBuilder({d.name: d for d in program.variables})
     inputs = _inputs(summary, decls)
     per_phase = [_phase_facts(p, summary, decls, inputs) for p in summary.phases]
-    if not per_phase or any(f is None for f in per_phase):
+    if not per_phase or any(f is None for f in per_phase) or not any(facts for facts, _ in per_phase):  # type: ignore[misc]
         return []
     exprs = [[builder.to_expr(f) for f in facts] for facts, _ in per_phase if facts]  # type: ignore[misc]
     names = c_names(program, loop.loop.id)
@@ -96,9 +96,10 @@ def loop_candidates(program: Program, loop: LoopContext, summary: Summary) -> li
 def _combine(
     exprs: list[list[Expr]], per_phase: list[tuple[list[Fact], list[Fact]] | None], builder: ExprBuilder
 ) -> list[Expr]:
-    if len(exprs) == 1:
+    if len(per_phase) == 1:
         return [*exprs[0], conjunction(exprs[0])] if len(exprs[0]) > 1 else exprs[0]
-    whole = _or([conjunction(p) for p in exprs])
+    # a phase without facts allows anything: no disjunction over the phases then
+    whole = [_or([conjunction(p) for p in exprs])] if len(exprs) == len(per_phase) else []
     guarded = []
     for phase in per_phase:
         assert phase is not None
@@ -107,7 +108,7 @@ def _combine(
             if f.kind == BOUND:
                 continue
             guarded.append(_or([*(builder.to_expr(o) for o in outside), builder.to_expr(f)]))
-    return [whole, *guarded]
+    return [*whole, *guarded]
 
 
 def _or(parts: list[Expr]) -> Expr:
@@ -175,7 +176,7 @@ def _poly(e: sp.Expr) -> Poly | None:
     numer, _ = sp.fraction(e)
     numer = sp.expand(numer)
     names = sorted(s.name for s in numer.free_symbols)
-    if any("@" in n or n == K.name for n in names) or not numer.is_polynomial():
+    if any("@" in n for n in names) or not numer.is_polynomial():
         return None
     if not names:
         return (((), int(numer)),) if numer != 0 else ()

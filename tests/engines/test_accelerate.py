@@ -154,3 +154,24 @@ def test_wrong_closed_form_never_proved() -> None:
     # the injected form is what was proposed, and the certificate gate is what rejects it
     context = ProposalContext(program, None, loop_contexts(program))
     assert any(c.text.endswith("== 4*(long long)n - 4") for c in _Wrong().propose(context))
+
+
+def test_a_counter_named_like_the_iteration_count() -> None:
+    """The iteration count is no C name: a counter `k` keeps its facts (they were all dropped)."""
+    program = _program(
+        "int main() { int a = 0; int b = 1; int k = 0;\n"
+        "  while (k < 10000000) { a += 2; b += 2; k++; }\n"
+        "  __VERIFIER_assert(b - a == 1 && a % 2 == 0 && b % 2 == 1); return 0; }\n"
+    )
+    assert _proved(program)
+
+
+def test_phases_without_facts_propose_nothing_and_do_not_fail() -> None:
+    """A loop whose summary yields no fact in any phase proposes nothing (it raised IndexError)."""
+    program = _program(
+        "int main() { unsigned x = 0; unsigned n = __VERIFIER_nondet_uint();\n"
+        "  while (x < n) { if (x < 10) x += 1; else x += 2; }\n"
+        "  __VERIFIER_assert(x >= n); return 0; }\n"
+    )
+    context = ProposalContext(program, None, loop_contexts(program))
+    assert all(c.loop_id for c in AccelProposer().propose(context))

@@ -49,7 +49,7 @@ from quokka.verifier.ir import (
     walk_stmts,
 )
 
-K = sp.Symbol("k", integer=True)
+K = sp.Symbol("@k", integer=True)  # the iteration count: "@" keeps it apart from every C name
 MAX_PHASES = 8
 MAX_PATHS = 8
 MAX_COUNT = 1 << 62  # iterations searched for a condition to fail
