@@ -6,18 +6,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import ENGINES, Options
 from quokka.verifier.properties import READINGS
-from quokka.verifier.results import Diagnostic, Result
-from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
 
-from .llm.settings import ModelSettings, from_pyproject
-from .verify import resolve_input, verify_path
+if TYPE_CHECKING:
+    from quokka.verifier.results import Result
+
+    from .llm.settings import ModelSettings
+
+# `register` is all that `quokka verify --help` runs: what verifying needs is imported by `run`
 
 EXIT_CONCLUSIVE, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -125,6 +127,8 @@ def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
 
 def settings_from_args(args: argparse.Namespace) -> tuple[Options, ModelSettings]:
     """The core's options and the model's settings: `[tool.quokka]` above the file, then the flags."""
+    from .llm.settings import from_pyproject
+
     options, model = from_pyproject(args.file.resolve().parent)
     options = options.with_(
         timeout_s=args.timeout,
@@ -152,6 +156,8 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .verify import verify_path
+
     try:
         options, model = settings_from_args(args)
         result = verify_path(args.file, options, model)
@@ -171,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
+    from quokka.verifier.witnesses import input_file_name, witness_for, write_witness
+
+    from .verify import resolve_input
+
     c_file, data_model = resolve_input(args.file, options)
     task_file = args.file if args.file.suffix in (".yml", ".yaml") else None
     entry = witness_for(result, c_file, data_model=data_model, file_name=input_file_name(c_file, task_file))
@@ -181,6 +191,8 @@ def _write_witness(args: argparse.Namespace, result: Result, options: Options) -
 
 
 def _bad_input(args: argparse.Namespace, exc: QuokkaError) -> int:
+    from quokka.verifier.results import Diagnostic
+
     diagnostic = Diagnostic.of_error(exc, str(args.file))
     if args.json:
         sys.stdout.write(json.dumps(diagnostic.to_json()) + "\n")

@@ -77,6 +77,6 @@ def _make(name: str, model: ModelSettings) -> Proposer:
         from .annotations import AnnotationProposer
 
         return AnnotationProposer()
-    from .llm import make_llm_proposer
+    from .llm.proposer import make_llm_proposer
 
     return make_llm_proposer(model)

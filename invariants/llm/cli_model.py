@@ -131,7 +131,7 @@ def _text(home: Path, entries: list[ModelEntry]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    from . import LLMConfig
+    from .proposer import LLMConfig
     from .speed import measure
 
     try:
