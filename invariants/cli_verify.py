@@ -112,7 +112,7 @@ def register(subparsers: Any) -> None:
         "answers), and the checks of the verdict (in --json and --dump-dir's result.json: `profile`)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, exit_at_once=True)
 
 
 def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:

@@ -13,12 +13,13 @@ start-up's own time); only where that metadata is not found does `importlib.meta
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_BAD_INPUT = 2
 DISTRIBUTION = "quokka_verifier"  # the distribution's name as its metadata folder spells it
@@ -114,15 +115,43 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return _dispatch(argv)[0]
+
+
+def console() -> NoReturn:
+    """The `quokka` program: `main`, then the end of the process. A command that leaves nothing to
+    clean up once it has returned (`set_defaults(exit_at_once=True)`: `verify`, whose strategy
+    processes are reaped and whose files are written and closed) ends without the interpreter's
+    teardown, which frees every object one by one (every Z3 term: about 0.08 s of CPU)."""
+    code, at_once = _dispatch(None)
+    if at_once:
+        _exit_at_once(code)
+    sys.exit(code)
+
+
+def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """The command's exit status, and whether it may end the process at once."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_BAD_INPUT, False
     code: int = args.func(args)
-    return code
+    return code, bool(getattr(args, "exit_at_once", False))
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """End the process now: the `atexit` handlers run, the standard streams are flushed (a
+    closed pipe ends it with 120, as the interpreter's own flush does), the rest is skipped."""
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        code = code or 120
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
