@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
-from quokka.verifier.definedness import UNINITIALISED_READINGS
 from quokka.verifier.errors import InputError, QuokkaError
-from quokka.verifier.options import ENGINES, Options
+from quokka.verifier.options import ENGINES, UNINITIALISED_READINGS, Options
 from quokka.verifier.properties import READINGS
 
 if TYPE_CHECKING:

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 LINEAR = ROOT / "examples" / "linear.c"
 HEAVY = ("sqlite_utils", "numpy", "sympy", "matplotlib", "torch", "transformers", "cvc5", "rich")
@@ -85,15 +83,42 @@ def test_every_command_registers_without_heavy_libraries(tmp_path: Path) -> None
         assert _loaded(modules, (*HEAVY, "z3", "pycparser")) == [], command
 
 
-@pytest.mark.slow
 def test_verify_of_a_simple_program_imports_no_model_plots_or_store(tmp_path: Path) -> None:
-    """`-X importtime` reports the imports of the forked strategy processes too."""
+    """`-X importtime` reports the imports of the forked strategy processes too; the program's
+    quick exit (`cli.console`) still flushes the whole JSON line and keeps the exit status."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "quokka.verifier.cli", "verify", str(LINEAR), "--json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
+    assert out.returncode == 0
     assert json.loads(out.stdout.splitlines()[-1])["verdict"] == "true"
     imported = {line.rpartition("|")[2].strip() for line in out.stderr.splitlines()
                 if line.startswith("import time:")}  # fmt: skip
     assert "z3" in imported  # the report is read
     assert _loaded(imported, NOT_FOR_VERIFY) == []
+
+
+def test_the_quick_exit_keeps_a_bad_input_s_status_and_message(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "quokka.verifier.cli", "verify", "missing.c", "--json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 2
+    assert "missing.c" in out.stderr and json.loads(out.stdout)["status"] == "error"
+
+
+def test_the_dispatcher_reads_the_commands_pyproject_declares() -> None:
+    """Read from the installed metadata without `importlib.metadata`: the same table as
+    pyproject's (a stale install, e.g. after an entry point moved, shows here: `pip install -e .`)."""
+    import tomllib
+
+    from quokka.verifier.cli import GROUP, command_entry_points
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
+    assert command_entry_points() == declared
+
+
+def test_an_entry_points_file_is_read_by_section() -> None:
+    from quokka.verifier.cli import entry_point_group
+
+    text = "[console_scripts]\nquokka = a:b\n\n[quokka.commands]\nparse = m.n:register\n# x = y\nverify=p:q\n"
+    assert entry_point_group(text, "quokka.commands") == {"parse": "m.n:register", "verify": "p:q"}
+    assert entry_point_group(text, "other") == {}

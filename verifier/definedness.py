@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from .errors import Coord
 from .ir import Assert, Assign, Assume, FloatType, Havoc, If, IntType, Program, Stmt, free_vars
+from .options import NONDET as NONDET  # the two readings: defined with the options that choose them
+from .options import STRICT as STRICT
+from .options import UNINITIALISED_READINGS as UNINITIALISED_READINGS
 
-STRICT = "strict"  # reading an uninitialised local is undefined: no verdict may depend on it
-NONDET = "nondet"  # an uninitialised local holds an arbitrary value of its type (SV-COMP)
-UNINITIALISED_READINGS = (NONDET, STRICT)
 ORIGIN = "uninitialised"  # the origin of the `Havoc` that declares a local without an initialiser
 
 
