@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,8 +157,7 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .verify import verify_path
-
+    verify_path = _import_verifier()
     try:
         options, model = settings_from_args(args)
         result = verify_path(args.file, options, model)
@@ -173,6 +174,20 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:
             print_profile(result)
     return EXIT_CONCLUSIVE if result.conclusive else EXIT_UNKNOWN
+
+
+def _import_verifier() -> Callable[[Path, Options, ModelSettings], Result]:
+    """`verify.verify_path`, imported without the cycle collector (the verifier's thousands of
+    long-lived objects would make it run over and over, ~8% of the import) and then frozen out of
+    its reach: neither this process nor the strategies it forks walk them again (a walk would also
+    copy each forked child's shared pages)."""
+    gc.disable()
+    try:
+        from .verify import verify_path
+    finally:
+        gc.freeze()
+        gc.enable()
+    return verify_path
 
 
 def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
