@@ -125,7 +125,7 @@ def console() -> NoReturn:
     teardown, which frees every object one by one (every Z3 term: about 0.08 s of CPU)."""
     code, at_once = _dispatch(None)
     if at_once:
-        _exit_at_once(code)
+        exit_at_once(code)
     sys.exit(code)
 
 
@@ -141,7 +141,7 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     return code, bool(getattr(args, "exit_at_once", False))
 
 
-def _exit_at_once(code: int) -> NoReturn:
+def exit_at_once(code: int) -> NoReturn:
     """End the process now: the `atexit` handlers run, the standard streams are flushed (a
     closed pipe ends it with 120, as the interpreter's own flush does), the rest is skipped."""
     atexit._run_exitfuncs()
