@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINEAR = ROOT / "examples" / "linear.c"
 HEAVY = ("sqlite_utils", "numpy", "sympy", "matplotlib", "torch", "transformers", "cvc5", "rich")
@@ -105,15 +107,18 @@ def test_the_quick_exit_keeps_a_bad_input_s_status_and_message(tmp_path: Path) -
     assert "missing.c" in out.stderr and json.loads(out.stdout)["status"] == "error"
 
 
-def test_the_dispatcher_reads_the_commands_pyproject_declares() -> None:
+def test_the_dispatcher_reads_the_commands_pyproject_declares(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read from the installed metadata without `importlib.metadata`: the same table as
-    pyproject's (a stale install, e.g. after an entry point moved, shows here: `pip install -e .`)."""
+    pyproject's (a stale install, e.g. after an entry point moved, shows here: `pip install -e .`);
+    and the same through `importlib.metadata` where no metadata folder is found on the path."""
     import tomllib
 
-    from quokka.verifier.cli import GROUP, command_entry_points
+    from quokka.verifier import cli
 
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
-    assert command_entry_points() == declared
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][cli.GROUP]
+    assert cli.command_entry_points() == declared
+    monkeypatch.setattr(cli, "_metadata_folder", lambda: None)
+    assert cli.command_entry_points() == declared
 
 
 def test_an_entry_points_file_is_read_by_section() -> None:
