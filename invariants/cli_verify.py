@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
 from quokka.verifier.errors import InputError, QuokkaError
-from quokka.verifier.ir.definedness import UNINITIALISED_READINGS
-from quokka.verifier.options import ENGINES, Options
+from quokka.verifier.options import ENGINES, UNINITIALISED_READINGS, Options
 from quokka.verifier.properties import READINGS
-from quokka.verifier.verdict.contract import VerifyExit
-from quokka.verifier.verdict.results import Diagnostic, Result
-from quokka.verifier.verdict.witnesses import input_file_name, witness_for, write_witness
 
-from .llm.settings import ModelSettings, from_pyproject
-from .verify import resolve_input, verify_path
+if TYPE_CHECKING:
+    from quokka.verifier.verdict.results import Result
+
+    from .llm.settings import ModelSettings
+
+# `register` is all that `quokka verify --help` runs: what verifying needs is imported by `run`
 
 
 def register(subparsers: Any) -> None:
@@ -109,7 +111,7 @@ def register(subparsers: Any) -> None:
         "answers), and the checks of the verdict (in --json and --dump-dir's result.json: `profile`)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, exit_at_once=True)
 
 
 def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
@@ -124,6 +126,8 @@ def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
 
 def settings_from_args(args: argparse.Namespace) -> tuple[Options, ModelSettings]:
     """The core's options and the model's settings: `[tool.quokka]` above the file, then the flags."""
+    from .llm.settings import from_pyproject
+
     options, model = from_pyproject(args.file.resolve().parent)
     options = options.with_(
         timeout_s=args.timeout,
@@ -151,6 +155,8 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    verify_path = _import_verifier()
+    from quokka.verifier.verdict.contract import VerifyExit
     try:
         options, model = settings_from_args(args)
         result = verify_path(args.file, options, model)
@@ -169,7 +175,25 @@ def run(args: argparse.Namespace) -> int:
     return VerifyExit.of(result)
 
 
+def _import_verifier() -> Callable[[Path, Options, ModelSettings], Result]:
+    """`verify.verify_path`, imported without the cycle collector (the verifier's thousands of
+    long-lived objects would make it run over and over, ~8% of the import) and then frozen out of
+    its reach: neither this process nor the strategies it forks walk them again (a walk would also
+    copy each forked child's shared pages)."""
+    gc.disable()
+    try:
+        from .verify import verify_path
+    finally:
+        gc.freeze()
+        gc.enable()
+    return verify_path
+
+
 def _write_witness(args: argparse.Namespace, result: Result, options: Options) -> None:
+    from quokka.verifier.verdict.witnesses import input_file_name, witness_for, write_witness
+
+    from .verify import resolve_input
+
     c_file, data_model = resolve_input(args.file, options)
     task_file = args.file if args.file.suffix in (".yml", ".yaml") else None
     entry = witness_for(result, c_file, data_model=data_model, file_name=input_file_name(c_file, task_file))
@@ -180,6 +204,9 @@ def _write_witness(args: argparse.Namespace, result: Result, options: Options) -
 
 
 def _bad_input(args: argparse.Namespace, exc: QuokkaError) -> int:
+    from quokka.verifier.verdict.contract import VerifyExit
+    from quokka.verifier.verdict.results import Diagnostic
+
     diagnostic = Diagnostic.of_error(exc, str(args.file))
     if args.json:
         sys.stdout.write(json.dumps(diagnostic.to_json()) + "\n")

@@ -81,6 +81,6 @@ def _make(name: str, model: ModelSettings, options: Options) -> Proposer:
         from .accel import AccelProposer
 
         return AccelProposer(options.dump_dir)
-    from .llm import make_llm_proposer
+    from .llm.proposer import make_llm_proposer
 
     return make_llm_proposer(model)

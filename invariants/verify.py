@@ -13,13 +13,11 @@ from quokka.verifier.ir import Program, refusal
 from quokka.verifier.ir.definedness import STRICT
 from quokka.verifier.options import Options
 from quokka.verifier.properties import PropertyChoice, decide
-from quokka.verifier.task import read_task
 from quokka.verifier.verdict.checks import replay_violation, with_uninitialised
 from quokka.verifier.verdict.claims import Claim, check_claims
 from quokka.verifier.verdict.dump import dump_json, dump_program
 from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.verdict.results import Diagnostic, Result, Verdict
-from quokka.verifier.verdict.witnesses import WitnessError, violation_waypoints, witness_invariants
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .llm.settings import ModelSettings
@@ -49,6 +47,8 @@ def resolve_target(path: Path, options: Options) -> Target:
     reading of uninitialised locals (`strict` unless asked: SV-COMP reads them as arbitrary values,
     `nondet`, but nine `true` tasks of the code2inv set are reachable errors under that reading)."""
     if path.suffix in (".yml", ".yaml"):
+        from quokka.verifier.task import read_task  # YAML only for a task file
+
         task = read_task(path)
         return Target(
             Path(task.file),
@@ -185,6 +185,8 @@ def _witness(options: Options, target: Target) -> list[tuple[int, str]]:
     or one that cannot be read, is bad input."""
     if options.witness_in is None:
         return []
+    from quokka.verifier.verdict.witnesses import WitnessError, witness_invariants  # YAML only for a witness
+
     try:
         found = witness_invariants(options.witness_in, target.c_file)
     except WitnessError as exc:
@@ -197,6 +199,8 @@ def _violation_witness(program: Program, options: Options, target: Target, start
     the counterexample when its values lead to the error (None when it is no violation witness)."""
     if options.witness_in is None:
         return None
+    from quokka.verifier.verdict.witnesses import WitnessError, violation_waypoints
+
     try:
         values = violation_waypoints(options.witness_in, target.c_file)
     except WitnessError as exc:

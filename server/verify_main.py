@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from quokka.invariants.cli_verify import register
+from quokka.verifier.cli import exit_at_once, reporting_bugs
 from quokka.verifier.infra.processes import die_with_supervisor
 
 
@@ -24,4 +25,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_at_once(reporting_bugs(main, None))  # as `quokka verify`: no interpreter teardown (`cli.console`)

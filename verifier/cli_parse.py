@@ -10,10 +10,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, QuokkaError, ToolMissing, UnsupportedFeature
-from .ir import Program
+
+if TYPE_CHECKING:
+    from .ir import Program
 
 EXIT_OK = 0
 EXIT_ERROR = 2

@@ -15,11 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from quokka.verifier.ir.definedness import UNINITIALISED_READINGS
-
 from .cli_args import MEMORY_MB, SECONDS, SEED, Bounds
 from .errors import InputError
 from .properties import READINGS
+
+# the readings of an uninitialised local (`definedness`), here so that `quokka verify --help`
+# names them without importing the IR
+STRICT = "strict"  # reading an uninitialised local is undefined: no verdict may depend on it
+NONDET = "nondet"  # an uninitialised local holds an arbitrary value of its type (SV-COMP)
+UNINITIALISED_READINGS = (NONDET, STRICT)
 
 ENGINES = (
     "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra", "twoquery", "inductive",

@@ -1,4 +1,5 @@
-"""`quokka model pull|list`: install the named models (`registry`) and see which are installed."""
+"""`quokka model pull|list|bench`: install the named models (`registry`) and see which are installed;
+and the arguments of `quokka serve-model` (`serve`, whose HTTP server is imported when it runs)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quokka.verifier.cli_args import non_negative_int, positive_int, seconds
+from quokka.verifier.cli_args import non_negative_int, port, positive_int, seconds
 from quokka.verifier.errors import QuokkaError
 
 from . import registry
@@ -131,7 +132,7 @@ def _text(home: Path, entries: list[ModelEntry]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    from . import LLMConfig
+    from .proposer import LLMConfig
     from .speed import measure
 
     try:
@@ -178,3 +179,21 @@ def _bench_backend(spec: str, threads: int) -> Any:
 
     cores = threads if threads > 0 else os.cpu_count() or 1
     return LocalBackend(resolved.directory, threads=cores, adapter=resolved.adapter)
+
+
+def register_serve(subparsers: Any) -> None:
+    """`quokka serve-model DIR`: serve a local model through the chat-completions API."""
+    p = subparsers.add_parser("serve-model", help="serve a local transformers model (OpenAI-compatible API)")
+    p.add_argument(
+        "directory", help="model directory (config, weights, tokenizer) or name (`quokka model list`)"
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=port, default=8000)
+    p.add_argument("--dtype", default="auto", help="auto, bf16, fp32 or fp16")
+    p.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .serve import serve_command
+
+    return serve_command(args)

@@ -16,7 +16,6 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from quokka.verifier.cli_args import port
 from quokka.verifier.errors import QuokkaError
 
 from .backend import Message, SampleRequest
@@ -178,7 +177,8 @@ def model_server(directory: str, host: str = "127.0.0.1", port: int = 0, dtype: 
     return ChatServer(model.sample, model=str(directory), host=host, port=port)
 
 
-def _run(args: argparse.Namespace) -> int:
+def serve_command(args: argparse.Namespace) -> int:
+    """`quokka serve-model` (its arguments: `cli_model.register_serve`)."""
     import sys
 
     try:
@@ -194,15 +194,3 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         server.close()
     return 0
-
-
-def register(subparsers: Any) -> None:
-    """`quokka serve-model DIR`: serve a local model through the chat-completions API."""
-    p = subparsers.add_parser("serve-model", help="serve a local transformers model (OpenAI-compatible API)")
-    p.add_argument(
-        "directory", help="model directory (config, weights, tokenizer) or name (`quokka model list`)"
-    )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=port, default=8000)
-    p.add_argument("--dtype", default="auto", help="auto, bf16, fp32 or fp16")
-    p.set_defaults(func=_run)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from quokka.verifier.frontend import lower
 
-from . import LLMConfig
 from .local import LocalBackend, load_model
 from .prompt import build_messages
+from .proposer import LLMConfig
 
 
 @dataclass(frozen=True)

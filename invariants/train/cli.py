@@ -1,4 +1,5 @@
-"""The `quokka finetune` command (`quokka dataset` is registered by `dataset.register`)."""
+"""The `quokka finetune` and `quokka dataset` commands: their arguments (light to import: the
+dispatcher registers every command for `quokka --help`); what they do is imported when they run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 from quokka.verifier.cli_args import minutes, non_negative_int, positive_float, positive_int, seed
 from quokka.verifier.errors import QuokkaError
+
+from .synthetic import COMPANION_TEMPLATES, IN_LOOP_SHARE
 
 EPILOG = """GPU path: the same command on a larger base with LoRA, e.g.
   quokka finetune --base ~/models/Qwen2.5-Coder-7B-Instruct --data DS --out OUT --lora --bf16
@@ -110,3 +113,110 @@ def run(args: argparse.Namespace) -> int:
         f"{s.val_loss_after}; model in {args.out}\n"
     )
     return 0
+
+
+# ----------------------------------------------------------------------------- quokka dataset
+
+DATASET_DESCRIPTION = """\
+`quokka dataset build SOURCE... --out DIR`: chat-form training data from proven invariants.
+
+Writes `DIR/train.jsonl` and `DIR/val.jsonl` (one `{"messages": [system, user, assistant], "meta": ...}`
+per line; the prompt is exactly `build_messages`, the answer `format_answer`) and `DIR/split.json`
+(families of each split, counts, dropped targets by reason). Split by program family; synthetic
+programs only ever train. Besides the sources' invariants, each named program's own assertions are
+tried at its loops (kept when inductive), and half the synthetic programs assert their invariant
+inside the loop: an assertion in a loop is often its invariant, and a model should learn that.
+"""
+
+
+def register_dataset(subparsers: Any) -> None:
+    parser = subparsers.add_parser("dataset", help="build fine-tuning data from proven invariants")
+    sub = parser.add_subparsers(dest="dataset_command", metavar="ACTION", required=True)
+    b = sub.add_parser(
+        "build", help="harvest, re-check, split and write chat-form JSONL", description=DATASET_DESCRIPTION
+    )
+    b.add_argument(
+        "sources",
+        nargs="+",
+        type=Path,
+        metavar="SOURCE",
+        help="invariants.jsonl, results .sqlite, witness .yml, ACSL-annotated .c, or a folder",
+    )
+    b.add_argument("--out", type=Path, required=True, help="output folder")
+    b.add_argument("--jobs", type=positive_int, default=1,
+                   help="parallel re-check processes (default 1)")
+    b.add_argument("--synthetic", type=non_negative_int, default=0,
+                   help="generated programs to add to train")  # fmt: skip
+    b.add_argument(
+        "--synthetic-in-loop",
+        type=_share,
+        default=IN_LOOP_SHARE,
+        metavar="SHARE",
+        help=f"share of synthetic programs that assert their invariant in the loop (default {IN_LOOP_SHARE})",
+    )
+    b.add_argument(
+        "--synthetic-in-loop-target",
+        choices=("assertion", "invariant"),
+        default="assertion",
+        help="what an in-loop synthetic program teaches: its assertion (default), or the whole invariant "
+        "the assertion is part of",
+    )
+    b.add_argument(
+        "--synthetic-companions",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="generated programs whose assertion holds only with other facts (companions) the target adds",
+    )
+    b.add_argument(
+        "--companion-templates",
+        type=_companion_templates,
+        metavar="T,...",
+        help=f"only these companion templates (default all: {', '.join(sorted(COMPANION_TEMPLATES))})",
+    )
+    b.add_argument("--val-fraction", type=_share, default=0.2, help="share of families to validate on")
+    b.add_argument(
+        "--val-families",
+        type=_families,
+        metavar="F,...",
+        help="validate on these families (comma-separated) instead of drawing --val-fraction of them",
+    )
+    b.add_argument("--seed", type=seed, default=0)
+    b.add_argument(
+        "--assertions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also try each named program's assertions as invariants of its loops (default on)",
+    )
+    b.set_defaults(func=run_build)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
+def _companion_templates(text: str) -> list[str]:
+    names = _families(text)
+    unknown = sorted(set(names) - set(COMPANION_TEMPLATES))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no companion template {', '.join(unknown)}")
+    return names
+
+
+def _families(text: str) -> list[str]:
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected family names separated by commas")
+    return names
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from .dataset import run_build as run
+
+    return run(args)

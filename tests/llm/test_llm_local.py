@@ -11,6 +11,7 @@ import torch
 from quokka.invariants.llm import LLMConfig, LLMProposer, ModelSettings, make_llm_proposer
 from quokka.invariants.llm.answers import answer_candidates
 from quokka.invariants.llm.backend import ModelError, SampleRequest
+from quokka.invariants.llm.cli_model import register_serve
 from quokka.invariants.llm.endpoint import EndpointBackend
 from quokka.invariants.llm.local import (
     LocalBackend,
@@ -20,7 +21,7 @@ from quokka.invariants.llm.local import (
     render_prompt,
 )
 from quokka.invariants.llm.prompt import answer_grammar, build_messages
-from quokka.invariants.llm.serve import model_server, register
+from quokka.invariants.llm.serve import model_server
 from quokka.invariants.protocol import ProposalContext, loop_contexts
 
 SETTINGS = ModelSettings(max_new_tokens=72, dtype="fp32", constrained=False)
@@ -222,7 +223,7 @@ def test_running_out_of_memory_while_loading_is_a_model_error(tiny_model, monkey
 
 def test_serve_model_command_is_registered():
     parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
+    register_serve(parser.add_subparsers())
     args = parser.parse_args(["serve-model", "some/dir", "--port", "0"])
     assert (args.directory, args.port, args.host) == ("some/dir", 0, "127.0.0.1")
 

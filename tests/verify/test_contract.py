@@ -1,8 +1,11 @@
 """The `quokka verify` process contract: one reading of a finished run for every caller."""
 
 import json
+import subprocess
+import sys
 
 import pytest
+from quokka.verifier import cli
 from quokka.verifier.verdict.contract import DEFAULT_COMMAND, Reading, VerifyExit, classify, verify_argv
 from quokka.verifier.verdict.results import Diagnostic, Result, Verdict
 
@@ -38,7 +41,8 @@ def test_a_result_is_kept_with_its_reading() -> None:
 
 
 def test_exit_codes_follow_the_verdict() -> None:
-    assert [int(code) for code in VerifyExit] == [0, 1, 2]
+    assert [int(code) for code in VerifyExit] == [0, 1, 2, 3]
+    assert (cli.EXIT_BAD_INPUT, cli.INTERNAL_ERROR) == (VerifyExit.BAD_INPUT, VerifyExit.INTERNAL_ERROR)
     assert VerifyExit.of(Result(Verdict.FALSE, "r", "f.c")) is VerifyExit.CONCLUSIVE
     assert VerifyExit.of(Result(Verdict.UNKNOWN, "r", "f.c")) is VerifyExit.UNKNOWN
 
@@ -47,3 +51,12 @@ def test_the_command_line() -> None:
     argv = verify_argv(DEFAULT_COMMAND, "p.c", 7.5, "--property", "unreach-call")
     assert argv[len(DEFAULT_COMMAND) :] == ("p.c", "--json", "--timeout", "7.5", "--property", "unreach-call")
     assert argv[: len(DEFAULT_COMMAND)] == DEFAULT_COMMAND and "--timeout" not in verify_argv(("q",), "p.c")
+
+
+def test_a_bug_ends_at_the_one_boundary_with_its_traceback() -> None:
+    code = "from quokka.verifier.cli import reporting_bugs; reporting_bugs(lambda _: {}['missing'], None)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == VerifyExit.INTERNAL_ERROR
+    assert "Traceback" in done.stderr and "KeyError: 'missing'" in done.stderr
+    assert "internal error" in done.stderr
+    assert classify(done.returncode, done.stdout, done.stderr).reading is Reading.CRASHED

@@ -32,10 +32,12 @@ from quokka.verifier.ir import (
     Stmt,
     free_vars,
 )
+from quokka.verifier.options import (
+    NONDET as NONDET,  # the two readings: defined with the options that choose them
+)
+from quokka.verifier.options import STRICT as STRICT
+from quokka.verifier.options import UNINITIALISED_READINGS as UNINITIALISED_READINGS
 
-STRICT = "strict"  # reading an uninitialised local is undefined: no verdict may depend on it
-NONDET = "nondet"  # an uninitialised local holds an arbitrary value of its type (SV-COMP)
-UNINITIALISED_READINGS = (NONDET, STRICT)
 ORIGIN = "uninitialised"  # the origin of the `Havoc` that declares a local without an initialiser
 
 

@@ -30,6 +30,7 @@ class VerifyExit(enum.IntEnum):
     CONCLUSIVE = 0  # a TRUE or FALSE Result (on stdout with --json)
     UNKNOWN = 1  # an UNKNOWN Result
     BAD_INPUT = 2  # a located one-line error on stderr (and a Diagnostic with --json)
+    INTERNAL_ERROR = 3  # a bug in Quokka: its traceback on stderr (`cli.reporting_bugs`)
 
     @classmethod
     def of(cls, result: Result) -> VerifyExit:
@@ -85,7 +86,7 @@ def classify(
 
 
 def _known(exit_code: int | None) -> bool:
-    return exit_code is not None and exit_code in set(VerifyExit)
+    return exit_code is not None and exit_code in set(VerifyExit) and exit_code != VerifyExit.INTERNAL_ERROR
 
 
 def crash_message(exit_code: int | None, stderr_tail: str, signal_name: str | None = None) -> str:
