@@ -3,11 +3,14 @@ when selected)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from quokka.verifier.errors import InputError
 from quokka.verifier.options import Options
 
 from .llm.settings import ModelSettings
-from .protocol import Proposer
+from .protocol import Candidate, ProposalContext, Proposer
 
 KNOWN = ("dynamic", "arrays", "annotations", "llm", "accel")
 AUTO_MODEL = False  # whether an installed quokka-smollm2 joins by default (set from `quokka bench`)
@@ -78,9 +81,35 @@ def _make(name: str, model: ModelSettings, options: Options) -> Proposer:
 
         return AnnotationProposer()
     if name == "accel":
-        from .accel import AccelProposer
-
-        return AccelProposer(options.dump_dir)
+        return Escalating(NAME_ACCEL, lambda: _accel(options.dump_dir))
     from .llm.proposer import make_llm_proposer
 
     return make_llm_proposer(model)
+
+
+NAME_ACCEL = "accel"
+
+
+def _accel(dump_dir: Path | None) -> Proposer:
+    from .accel import AccelProposer
+
+    return AccelProposer(dump_dir)
+
+
+class Escalating:
+    """A proposer asked from the second round on, and built when first asked: the programs the
+    first round proves never pay for it (loop acceleration imports sympy: 0.45 s of CPU)."""
+
+    def __init__(self, name: str, build: Callable[[], Proposer]) -> None:
+        self.name = name
+        self._build = build
+        self._made: Proposer | None = None
+        self._rounds = 0
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        self._rounds += 1
+        if self._rounds == 1:
+            return []
+        if self._made is None:
+            self._made = self._build()
+        return self._made.propose(context)

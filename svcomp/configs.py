@@ -23,7 +23,7 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "testing": ("--engines", "testing"),
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
-    "accel": ("--proposers", "dynamic,arrays,annotations,accel"),  # the default plus loop acceleration
+    "no-accel": ("--proposers", "dynamic,arrays,annotations"),  # the default without loop acceleration
     "annotations": ("--proposers", "annotations"),
     "no-model": ("--model", "none"),
     "default+model": ("--model", "auto"),  # the installed quokka-smollm2, escalating

@@ -68,7 +68,7 @@ class Options:
     engines: tuple[str, ...] = (
         "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra"
     )  # fmt: skip
-    proposers: tuple[str, ...] = ("dynamic", "arrays", "annotations")
+    proposers: tuple[str, ...] = ("dynamic", "arrays", "annotations", "accel")
     invariants: tuple[tuple[int, str], ...] = ()  # user-given (line, C expression)
     memory_mb: int = 4096
     seed: int = 0

@@ -175,3 +175,23 @@ def test_phases_without_facts_propose_nothing_and_do_not_fail() -> None:
     )
     context = ProposalContext(program, None, loop_contexts(program))
     assert all(c.loop_id for c in AccelProposer().propose(context))
+
+
+def test_acceleration_escalates_and_is_built_only_when_asked() -> None:
+    """The default `accel` proposer answers from the second round on, and imports nothing before."""
+    from quokka.invariants.llm.settings import ModelSettings
+    from quokka.invariants.registry import Escalating, make_proposers
+    from quokka.verifier.options import Options
+
+    built: list[AccelProposer] = []
+
+    def build() -> AccelProposer:
+        built.append(AccelProposer())
+        return built[-1]
+
+    program = _program(LONG % "0x10000000u")
+    context = ProposalContext(program, None, loop_contexts(program))
+    escalating = Escalating("accel", build)
+    assert escalating.propose(context) == [] and built == []
+    assert escalating.propose(context) and len(built) == 1
+    assert "accel" in [p.name for p in make_proposers(Options(), ModelSettings(auto=False))]

@@ -62,7 +62,7 @@ def installed(monkeypatch, tmp_path: Path) -> Path:
     return adapter
 
 
-DEFAULTS = len(Options().proposers)  # dynamic, arrays, annotations
+DEFAULTS = len(Options().proposers)  # dynamic, arrays, annotations, accel
 
 
 def names(found):
@@ -85,7 +85,7 @@ def test_the_installed_model_joins_escalating_when_auto_is_on(installed):
 def test_the_installed_model_stays_out_when_auto_is_off_or_the_model_is_none(installed):
     assert len(proposers.make_proposers(Options(), ModelSettings(auto=False))) == DEFAULTS
     found = proposers.make_proposers(Options(), ModelSettings(model="none", auto=True))
-    assert names(found) == ["dynamic", "arrays", "annotation"]
+    assert names(found) == ["dynamic", "arrays", "annotation", "accel"]
 
 
 def test_no_model_joins_when_none_is_installed(monkeypatch, tmp_path):
@@ -101,7 +101,7 @@ def test_model_auto_is_the_installed_model_escalating_whatever_llm_auto_says(ins
 def test_model_auto_without_the_installed_model_is_no_model(monkeypatch, tmp_path):
     monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
     found = proposers.make_proposers(Options(), ModelSettings(model="auto"))
-    assert names(found) == ["dynamic", "arrays", "annotation"]
+    assert names(found) == ["dynamic", "arrays", "annotation", "accel"]
 
 
 def test_only_a_named_model_or_an_endpoint_is_awaited_for_its_report():

@@ -58,10 +58,10 @@ def test_settings_are_checked_by_the_layers_they_belong_to():
 
 def test_verify_args_with_and_without_model():
     settings = Settings(Options(timeout_s=20), ModelSettings(model="/models/tiny", samples=2))
-    proposers = ("--proposers", "dynamic,arrays,annotations")
+    proposers = ("--proposers", "dynamic,arrays,annotations,accel")
     assert settings.verify_args() == ("--json", "--timeout", "20", *proposers)
     with_model = settings.verify_args(with_model=True, data_model="ILP32")
-    assert with_model == ("--json", "--timeout", "20", "--proposers", "dynamic,arrays,annotations,llm",
+    assert with_model == ("--json", "--timeout", "20", "--proposers", "dynamic,arrays,annotations,accel,llm",
                           "--data-model", "ILP32", "--model", "/models/tiny", "--samples", "2")
     assert Settings(Options(proposers=())).verify_args()[-1] == "none"
     assert Settings(Options(engines=("bmc",))).verify_args()[-2:] == ("--engines", "bmc")
