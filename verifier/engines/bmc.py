@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import z3
 
 from ..cfg import build_cfg
-from ..errors import UnsupportedFeature
+from ..errors import UnsupportedByEngine, UnsupportedFeature
 from ..interp import Execution, run
 from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
 from ..smt import INTEGERS, Domain
@@ -81,6 +81,8 @@ def check(
         reason = f"formula too large at k={session.bound}: {exc}"
     except OutOfTime:
         reason = f"timeout at k={session.bound}"
+    except UnsupportedByEngine as exc:  # met while unrolling (a quantified claim, bit-precisely)
+        reason = f"cannot encode at k={session.bound}: {exc}"
     if session.gave_up:
         reason += f" (last query: {session.gave_up})"
     return unknown(engine, reason, watch.elapsed(), session.stats())
