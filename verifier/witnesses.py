@@ -27,6 +27,7 @@ import yaml
 
 from .errors import QuokkaError
 from .lexer import blank_comments, function_header
+from .printer import join_conjuncts
 from .properties import NO_OVERFLOW
 from .results import FLOAT_INPUTS, Counterexample, InputValue, ProvenInvariant, Result, Verdict
 
@@ -188,7 +189,7 @@ def _loop_invariants(
         if len(loops) == 1:
             out.extend((line, column, expr) for expr in by_loop[loops[0]])
         else:
-            disjuncts = [" && ".join(f"({e})" for e in by_loop[loop]) for loop in sorted(loops)]
+            disjuncts = [join_conjuncts(by_loop[loop]) for loop in sorted(loops)]
             out.append((line, column, " || ".join(f"({d})" for d in disjuncts)))
     return out
 
