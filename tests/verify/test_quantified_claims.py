@@ -8,12 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
+from quokka.server.diagnostics import diagnostics
+from quokka.server.model import STATUS_OK, Outcome
+from quokka.server.text import SourceText
+from quokka.server.verify_main import main as verify_main
 from quokka.verifier import ir
 from quokka.verifier.builder import ProgramBuilder
 from quokka.verifier.cli import main
 from quokka.verifier.engines import bmc
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.interp import run
+from quokka.verifier.results import Result, read_verify_output
 from quokka.verifier.smt_bv import BITS
 
 DECLARATIONS = {
@@ -133,3 +138,18 @@ def test_the_bit_precise_bmc_is_unknown_with_its_reason_for_a_quantifier() -> No
     result = bmc.check(_asserting_cells_zero(3), Budget.of(20), domain=BITS, engine="bitblast")
     assert result.status is Status.UNKNOWN
     assert "quantified" in result.reason
+
+
+def test_the_editor_shows_a_refuted_quantified_annotation_on_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The language server's worker (`server.verify_main`, what `quokka lsp` runs) and its diagnostics."""
+    text = program("global", CLAIMS[2][0])
+    path = tmp_path / "global.c"
+    path.write_text(text, encoding="utf-8")
+    assert verify_main([str(path), "--json", "--timeout", "30"]) == 0
+    result = read_verify_output(capsys.readouterr().out)
+    assert isinstance(result, Result)
+    shown = diagnostics(path.as_uri(), SourceText(text), Outcome(result, str(path), STATUS_OK))
+    [refuted] = [d for d in shown if d.code == "quokka.claim.refuted"]
+    assert refuted.range.start.line == LOOP_LINE - 2 and "\\forall integer j" in refuted.message
