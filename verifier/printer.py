@@ -207,7 +207,7 @@ _INDENT = "  "
 def conjunct_parts(texts: Sequence[str]) -> tuple[str, ...]:
     """Printed invariants as parts of one conjunction: each in parentheses when there are several,
     so that `n <= a + 1 || n == 0` joined with `x >= 0` cannot read as `n <= a + 1 || (n == 0 && ...)`."""
-    return (texts[0],) if len(texts) == 1 else tuple(f"({t})" for t in texts)
+    return tuple(texts) if len(texts) <= 1 else tuple(f"({t})" for t in texts)
 
 
 def join_conjuncts(texts: Sequence[str], connective: str = " && ") -> str:

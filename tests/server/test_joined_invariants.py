@@ -81,6 +81,7 @@ def test_the_copied_text_is_the_tooltips_and_one_invariant_stands_alone() -> Non
     [copy] = [a for a in code_actions(view, lsp.Range(at_loop, at_loop)) if isinstance(a, lsp.Command)]
     assert copy.arguments == [_shown_formula().replace(" &&\n", " && ")]
     assert join_conjuncts(["n <= a + 1 || n == 0"]) == "n <= a + 1 || n == 0"
+    assert join_conjuncts([]) == ""
 
 
 def test_a_witness_joins_the_copies_of_an_inlined_loop_parenthesised(tmp_path: Path) -> None:
