@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types as lsp
+from quokka.verifier.ir.printer import join_conjuncts
 from quokka.verifier.verdict.results import Verdict
 
 from .model import STATUS_OK, LoopReport, Outcome
@@ -52,7 +53,7 @@ def _loop_actions(view: DocView, report: LoopReport) -> list[lsp.CodeAction | ls
             kind=lsp.CodeActionKind.RefactorRewrite,
             edit=lsp.WorkspaceEdit(changes={view.uri: [edit]}),
         ))
-    text = " && ".join(f"({c})" if len(report.conjuncts) > 1 else c for c in report.conjuncts)
+    text = join_conjuncts(report.conjuncts)
     # a bare Command: a CodeAction holding only a command is read as a Command by some clients anyway
     out.append(lsp.Command("Quokka: copy proven invariant", CMD_COPY_INVARIANT, arguments=[text]))
     return out

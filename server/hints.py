@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from lsprotocol import types as lsp
+from quokka.verifier.ir.printer import join_conjuncts
 
 from .model import STATUS_OK, LoopReport, proposer_label
 from .text import keyword_at
@@ -47,7 +48,7 @@ def resolve_inlay_hint(view: DocView, hint: lsp.InlayHint) -> lsp.InlayHint:
 
 def _invariant_markdown(view: DocView, report: LoopReport) -> str:
     lines = [f"**Proven loop invariant** at loop `{report.loop}` (line {report.line})", "",
-             "```c", " &&\n".join(report.conjuncts), "```", ""]
+             "```c", join_conjuncts(report.conjuncts, " &&\n"), "```", ""]
     lines += [_conjunct_line(view, report, expr) for expr in report.conjuncts]
     if view.outcome is not None:
         lines += ["", summary(view.outcome)]

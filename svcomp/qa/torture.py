@@ -10,7 +10,9 @@ Trials take turns until the time is up, each `quokka verify --json` in its own l
   must never be proved;
 * **adversarial invariants** (`torture_invariants`): a task with a known verdict verified with a
   wrong, weak or ill-formed loop invariant given by `--invariant`, an ACSL annotation or a lying
-  correctness witness: the verdict must stay right (or become UNKNOWN);
+  correctness witness: the verdict must stay right (or become UNKNOWN); and generated programs
+  filling a global, local or heap array, with a quantified claim whose truth is known: it must
+  get a status, never `valid` when false nor `refuted` when true;
 * **fuzzed inputs**: a task's program truncated, with a span deleted, a line duplicated, random
   bytes inserted, a number made huge or an expression nested thousands deep. Each must end in a
   verdict or a located one-line error (exit 2), within the time limit, without a traceback;
@@ -35,7 +37,7 @@ from pathlib import Path
 from quokka.svcomp.configs import DEFAULT_VERIFIER
 from quokka.svcomp.execution import Limits, Outcome, run_limited
 from quokka.svcomp.qa.faults import FaultTrials
-from quokka.svcomp.qa.torture_invariants import invariant_trial
+from quokka.svcomp.qa.torture_invariants import InvariantTrial, array_trial, invariant_trial
 from quokka.svcomp.tasks import Task
 from quokka.verifier.exec.replay import CompiledProgram, compile_c
 from quokka.verifier.properties import ASSERT
@@ -57,6 +59,7 @@ class Counts:
     mutants: int = 0  # confirmed failing by gcc's build
     fuzz_inputs: int = 0
     invariants: int = 0  # adversarial invariants given
+    array_claims: int = 0  # quantified claims of known truth, on generated array programs
     faults: int = 0  # faults injected
     verdicts: dict[str, int] = field(default_factory=lambda: {"true": 0, "false": 0, "unknown": 0})
     wrong: int = 0
@@ -224,7 +227,8 @@ class Campaign:
 
     def run(self, progress: Callable[[Counts], None] = lambda counts: None) -> Counts:
         trials = [self.generated] + [self.mutant] * bool(self.true_tasks) + [self.fuzz] * bool(self.sources)
-        trials += [self.invariant] * bool(self.known) + [self.fault] * self.settings.faults
+        trials += [self.invariant] * bool(self.known) + [self.array_claim]
+        trials += [self.fault] * self.settings.faults
         try:
             for k in itertools.count():
                 if time.monotonic() >= self.deadline:
@@ -280,6 +284,14 @@ class Campaign:
         args = (*trial.args, "--property", task.property)
         self._judge(trial.program, truth, task.data_model, trial.description, args)
 
+    def array_claim(self, k: int) -> None:
+        trial = array_trial(self.work, self.rng, f"arr{k}.c")
+        self.counts.array_claims += 1
+        result = self._judge(trial.program, Verdict.TRUE, None, trial.description, trial.args)
+        problem = None if result is None else _claim_problem(result, trial)
+        if problem is not None:
+            self._found("wrong", f"{trial.program.name} ({trial.description})", problem, trial.program)
+
     def fault(self, k: int) -> None:
         report = self.fault_trials.run(self._faults_run)
         self._faults_run += 1
@@ -308,22 +320,24 @@ class Campaign:
         data_model: str | None = None,
         what: str = "",
         args: Sequence[str] = (),
-    ) -> None:
-        """Verify `path` (with `args`); a wrong verdict (against `truth`), a crash or a hang is a finding."""
+    ) -> Result | None:
+        """Verify `path` (with `args`); a wrong verdict (against `truth`), a crash or a hang is a
+        finding. The result, when the run gave one."""
         outcome = self._verify(path, data_model, args)
         trial = f"{path.name}{f' ({what})' if what else ''}"
         problem = _problem(outcome)
         if problem is not None:
             self._found(problem[0], trial, problem[1], path)
-            return
+            return None
         if outcome.exit_code == VerifyExit.BAD_INPUT:
-            return
+            return None
         result = read_verify_output(outcome.stdout)
         assert isinstance(result, Result)  # `_problem` saw to it
         self.counts.verdicts[result.verdict.value] += 1
         if truth is not None and result.verdict not in (truth, Verdict.UNKNOWN):
             detail = f"{result.verdict.value}, expected {truth.value}: {result.reason}"
             self._found("wrong", trial, detail, path)
+        return result
 
     def _verify(self, path: Path, data_model: str | None, args: Sequence[str] = ()) -> Outcome:
         model = ("--data-model", data_model) if data_model else ()
@@ -336,6 +350,17 @@ class Campaign:
         self.settings.out.mkdir(parents=True, exist_ok=True)
         (self.settings.out / path.name).write_bytes(path.read_bytes())
         (self.settings.out / f"{path.name}.txt").write_text(f"{kind}: {detail}\n")
+
+
+def _claim_problem(result: Result, trial: InvariantTrial) -> str | None:
+    """What is wrong with the status of `trial`'s one claim in `result` (None: nothing)."""
+    if len(result.claims) != 1:
+        return f"{len(result.claims)} claim reports for the one claim given"
+    claim = result.claims[0]
+    wrong = {True: "refuted", False: "valid", None: None}[trial.claim_holds]
+    if claim.status == wrong:
+        return f"a {'true' if trial.claim_holds else 'false'} claim is {claim.status}: {claim.reason}"
+    return None
 
 
 def _problem(outcome: Outcome) -> tuple[str, str] | None:

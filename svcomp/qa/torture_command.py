@@ -44,7 +44,8 @@ def torture_command(args: argparse.Namespace) -> int:
 def _line(counts: Counts, elapsed: float) -> str:
     return (
         f"{elapsed:.0f} s: {counts.programs} programs, {counts.mutants} mutants, "
-        f"{counts.fuzz_inputs} fuzz inputs, {counts.invariants} invariants, {counts.faults} faults; "
+        f"{counts.fuzz_inputs} fuzz inputs, {counts.invariants} invariants, "
+        f"{counts.array_claims} array claims, {counts.faults} faults; "
         f"wrong {counts.wrong}, "
         f"crashes {counts.crashes}, hangs {counts.hangs}"
     )
@@ -57,6 +58,7 @@ def _print(console: Console, counts: Counts, findings: list[Finding]) -> None:
         ("mutants failing in gcc's build", f"{counts.mutants} of {counts.mutants_tried} tried"),
         ("fuzzed inputs", str(counts.fuzz_inputs)),
         ("adversarial invariants", str(counts.invariants)),
+        ("quantified claims on array programs", str(counts.array_claims)),
         ("faults injected", str(counts.faults)),
         ("verdicts", ", ".join(f"{k} {v}" for k, v in counts.verdicts.items())),
         ("wrong verdicts", str(counts.wrong)),

@@ -94,7 +94,7 @@ def test_correctness_witness_structure_and_content(program: Path) -> None:
     items = [c["invariant"] for c in entry["content"]]
     assert [(i["location"]["line"], i["location"]["column"], i["location"]["function"], i["value"])
             for i in items] == [
-        (6, 3, "helper", "((s >= 0)) || ((k >= 0))"),  # two inlined copies of one loop: disjunction
+        (6, 3, "helper", "(s >= 0) || (k >= 0)"),  # two inlined copies of one loop: disjunction
         (11, 3, "main", "y >= 0"),
         (11, 3, "main", "y <= x || x < 0"),
     ]
@@ -142,7 +142,7 @@ def test_written_correctness_witness_reads_back_as_invariant_arguments(program: 
     _validate(entries)
     invariants = witness_invariants(path, program)
     assert invariant_arguments(invariants) == (
-        "--invariant", "6:((s >= 0)) || ((k >= 0))",
+        "--invariant", "6:(s >= 0) || (k >= 0)",
         "--invariant", "11:y >= 0",
         "--invariant", "11:y <= x || x < 0",
     )

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from quokka.svcomp.execution import Outcome
 from quokka.svcomp.qa.torture import Campaign, Settings, _problem, fuzzed, generated_program, mutants
-from quokka.svcomp.qa.torture_invariants import InvariantTrial, invariant_trial
+from quokka.svcomp.qa.torture_invariants import ARRAY_KINDS, InvariantTrial, array_trial, invariant_trial
 from quokka.svcomp.tasks import Task
 from quokka.verifier.exec.replay import gcc_available
-from quokka.verifier.frontend import lower_source
+from quokka.verifier.frontend import lower, lower_source
+from quokka.verifier.frontend.invariant import parse_invariant
 from quokka.verifier.verdict.witnesses import witness_invariants
 
 needs_gcc = pytest.mark.skipif(not gcc_available(), reason="no C compiler")
@@ -118,9 +119,14 @@ def test_each_channel_carries_the_guess(tmp_path: Path) -> None:
 
 @needs_gcc
 def test_wrong_invariants_never_make_a_verdict_wrong(tmp_path: Path) -> None:
-    campaign = Campaign(Settings(0.3, 4, 5.0, tmp_path / "out", faults=False), [], [_false_task(tmp_path)])
-    counts = campaign.run()
-    assert counts.invariants >= 2 and not counts.failed, campaign.findings
+    campaign = Campaign(Settings(1.0, 4, 5.0, tmp_path / "out", faults=False), [], [_false_task(tmp_path)])
+    try:  # the trial itself, not the whole rotation (which has array claims too)
+        for k in range(3):
+            campaign.invariant(k)
+    finally:
+        shutil.rmtree(campaign.work, ignore_errors=True)
+    counts = campaign.counts
+    assert counts.invariants == 3 and not counts.failed, campaign.findings
 
 
 @needs_gcc
@@ -167,4 +173,53 @@ def test_an_invariant_trial_is_judged_under_the_tasks_property(tmp_path: Path) -
     finally:
         shutil.rmtree(campaign.work, ignore_errors=True)
     assert campaign.counts.invariants == 4 and campaign.counts.verdicts["true"] >= 1
+    assert not campaign.findings, campaign.findings
+
+
+def test_array_trials_claim_every_shape_through_every_channel(tmp_path: Path) -> None:
+    seen: set[tuple[str, str, bool | None]] = set()
+    for k in range(80):
+        trial = array_trial(tmp_path, random.Random(k), f"arr{k}.c")
+        kind, channel = trial.description.split(" array: ")[0], trial.description.split(": ")[1]
+        seen.add((kind, channel, trial.claim_holds))
+        claim = trial.description.split(": ", 2)[2].rsplit(" at line ", 1)[0]
+        assert claim.startswith("\\forall integer j; ")
+        source = tmp_path / f"arr{k}.src.c"
+        program = lower(source, "LP64")
+        parse_invariant(claim, program, program.loops[0].id)  # raises on a claim that is not one
+        if channel == "witness":
+            [given] = witness_invariants(Path(trial.args[1]), source)
+            assert given.expr == claim  # a quantified claim is not dropped as non-C
+    assert {kind for kind, _, _ in seen} == set(ARRAY_KINDS)
+    assert {holds for _, _, holds in seen} == {True, False, None}
+    assert {channel for _, channel, _ in seen} == {"option", "acsl", "witness"}
+
+
+def test_a_verifier_that_calls_every_claim_valid_is_caught(tmp_path: Path) -> None:
+    liar = tmp_path / "liar.py"  # TRUE, and whatever is claimed is valid
+    liar.write_text(
+        "import json, sys\n"
+        "claim = {'loop': 'L', 'line': 11, 'column': 0, 'expr': 'e', 'source': 'option',\n"
+        "         'status': 'valid', 'reason': 'trust me', 'state': [], 'inputs': []}\n"
+        "print(json.dumps({'verdict': 'true', 'reason': 'r', 'file': sys.argv[1], 'claims': [claim]}))\n"
+    )
+    settings = Settings(1.0, 3, 5.0, tmp_path / "out", verifier=(sys.executable, str(liar)), faults=False)
+    campaign = Campaign(settings, [], [])
+    try:
+        for k in range(12):
+            campaign.array_claim(k)
+    finally:
+        shutil.rmtree(campaign.work, ignore_errors=True)
+    assert any(f.kind == "wrong" and "a false claim is valid" in f.detail for f in campaign.findings)
+    assert campaign.counts.array_claims == 12 and campaign.counts.crashes == 0
+
+
+def test_quantified_claims_on_array_programs_get_right_statuses(tmp_path: Path) -> None:
+    campaign = Campaign(Settings(1.0, 1, 10.0, tmp_path / "out", faults=False), [], [])
+    try:
+        for k in range(6):
+            campaign.array_claim(k)
+    finally:
+        shutil.rmtree(campaign.work, ignore_errors=True)
+    assert campaign.counts.array_claims == 6 and campaign.counts.verdicts["true"] >= 1
     assert not campaign.findings, campaign.findings

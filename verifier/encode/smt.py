@@ -191,11 +191,20 @@ class Translator:
 
     def _forall(self, e: Forall) -> z3.BoolRef:
         """`forall k. lo <= k < hi -> body`, `k` bound (over the same environment otherwise)."""
-        k = self._bound(e.var)
+        return self.over_range(e, self.inside(e).formula(e.body))
+
+    def inside(self, e: Forall) -> Translator:
+        """A translator for `e`'s body: this environment with `e`'s bound variable as a Z3 bound
+        constant (`over_range` quantifies it)."""
         inner = copy.copy(self)
-        inner.env = {**self.env, e.var.name: k}
+        inner.env = {**self.env, e.var.name: self._bound(e.var)}
+        return inner
+
+    def over_range(self, e: Forall, body: z3.BoolRef) -> z3.BoolRef:
+        """`forall k. lo <= k < hi -> body`, for `body` translated `inside(e)`."""
+        k = self._bound(e.var)
         in_range = z3.And(self.term(e.lo) <= k, k < self.term(e.hi))
-        return z3.ForAll([k], z3.Implies(in_range, inner.formula(e.body)))
+        return z3.ForAll([k], z3.Implies(in_range, body))
 
     def _bound(self, var: Var) -> z3.ExprRef:
         return z3.Int(var.name)

@@ -93,7 +93,7 @@ class BitTranslator(Translator):
         assert isinstance(e.type, IntType)
         return extend(self.term(e), e.type, INDEX_BITS)
 
-    def _forall(self, e: Forall) -> z3.BoolRef:
+    def inside(self, e: Forall) -> Translator:
         raise UnsupportedByEngine("a quantified invariant has no bit-precise encoding")
 
     def _compare(self, e: Binary) -> z3.BoolRef:

@@ -21,7 +21,7 @@ from quokka.verifier.encode.smt import INTEGERS, Domain
 from quokka.verifier.exec.interp import Execution, run
 
 from ..cfg import build_cfg
-from ..errors import UnsupportedFeature
+from ..errors import UnsupportedByEngine, UnsupportedFeature
 from ..ir import ArrayType, Assert, Havoc, Program, VarDecl
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import (
@@ -81,6 +81,8 @@ def check(
         reason = f"formula too large at k={session.bound}: {exc}"
     except OutOfTime:
         reason = f"timeout at k={session.bound}"
+    except UnsupportedByEngine as exc:  # met while unrolling (a quantified claim, bit-precisely)
+        reason = f"cannot encode at k={session.bound}: {exc}"
     if session.gave_up:
         reason += f" (last query: {session.gave_up})"
     return unknown(engine, reason, watch.elapsed(), session.stats())

@@ -47,6 +47,7 @@ from ..ir import (
     Const,
     Expr,
     FloatType,
+    Forall,
     Havoc,
     IntType,
     Ite,
@@ -558,6 +559,8 @@ class Unroller:
                 taken = tr.formula(e.left)
                 right = z3.Implies(taken if e.op == "&&" else z3.Not(taken), right)
             return _and(left, right)
+        if isinstance(e, Forall):
+            return self._forall_safe(e, tr)
         if isinstance(e, Ite):
             then, orelse = self._safe(e.then, tr), self._safe(e.orelse, tr)
             branch = None
@@ -566,6 +569,13 @@ class Unroller:
             return _and(self._safe(e.cond, tr), branch)
         parts = [self._safe(c, tr) for c in children(e)]
         return _and(*parts, self._own(e, tr))
+
+    def _forall_safe(self, e: Forall, tr: Translator) -> z3.BoolRef | None:
+        """The body defined for every value of the bound variable in range. Stricter than C-like
+        evaluation, which stops at the first value that fails the body: it only blocks paths."""
+        body = self._safe(e.body, tr.inside(e))
+        bounds = _and(self._safe(e.lo, tr), self._safe(e.hi, tr))
+        return bounds if body is None else _and(bounds, tr.over_range(e, body))
 
     def _own(self, e: Expr, tr: Translator) -> z3.BoolRef | None:
         """The condition for `e`'s own operation (not its operands) to be defined."""

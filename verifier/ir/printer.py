@@ -24,7 +24,7 @@ walks statements with an explicit stack, so deep nesting is fine.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from quokka.verifier import ir
 from quokka.verifier.ir import simplify
@@ -203,6 +203,17 @@ def format_expr_c_names(
 # ----------------------------------------------------------------------------- statements
 
 _INDENT = "  "
+
+
+def conjunct_parts(texts: Sequence[str]) -> tuple[str, ...]:
+    """Printed invariants as parts of one conjunction: each in parentheses when there are several,
+    so that `n <= a + 1 || n == 0` joined with `x >= 0` cannot read as `n <= a + 1 || (n == 0 && ...)`."""
+    return tuple(texts) if len(texts) <= 1 else tuple(f"({t})" for t in texts)
+
+
+def join_conjuncts(texts: Sequence[str], connective: str = " && ") -> str:
+    """Printed invariants as one conjunction (the text every display of a certificate shows)."""
+    return connective.join(conjunct_parts(texts))
 
 
 def format_type_decl(name: str, ty: ir.Type) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 from quokka.verifier.errors import QuokkaError
+from quokka.verifier.ir.printer import join_conjuncts
 from quokka.verifier.lexer import blank_comments, function_header
 from quokka.verifier.properties import NO_OVERFLOW
 from quokka.verifier.verdict.results import (
@@ -194,7 +195,7 @@ def _loop_invariants(
         if len(loops) == 1:
             out.extend((line, column, expr) for expr in by_loop[loops[0]])
         else:
-            disjuncts = [" && ".join(f"({e})" for e in by_loop[loop]) for loop in sorted(loops)]
+            disjuncts = [join_conjuncts(by_loop[loop]) for loop in sorted(loops)]
             out.append((line, column, " || ".join(f"({d})" for d in disjuncts)))
     return out
 
