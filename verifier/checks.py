@@ -11,9 +11,11 @@ from . import emit_c, fpsem
 from .definedness import NONDET, ORIGIN
 from .engines import algebra, bitblast, bmc, execute, inductive
 from .engines.base import Budget, EngineResult, Status
+from .errors import Coord
 from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import (
     ArrayType,
+    Assert,
     Expr,
     FloatType,
     Havoc,
@@ -303,16 +305,26 @@ def _long_run_counterexample(
     """The counterexample of a sanitized compiled run that reached the error past the interpreter's
     limit: the inputs of `prefix`, then those the compiled run read beyond them (`fed`: how many
     inputs the prefix gave the compiled program, and the values that followed; a read past them
-    is 0); their lines are unknown, and so are the error's location and state."""
+    is 0): their lines are unknown, and so is the error's state (its location only when the
+    program has one)."""
     base = _counterexample(program, prefix, (LONG_RUN_CHECK,))
     known, rest = fed
     read = replayed.inputs_read if replayed.inputs_read is not None else known + len(rest)
     values = (*rest, *([0] * max(0, read - known - len(rest))))
     later = tuple(InputValue(LATER_INPUT, 0, value) for value in values[: max(0, read - known)])
     notes = (limit, f"{LONG_RUN_CHECK}: {replayed.detail} ({read} inputs read)")
+    where = _only_error(program)
     return replace(
-        base, inputs=(*base.inputs, *later), path_lines=(), loop_heads=(), error_state=(), replay_notes=notes
-    )
+        base, inputs=(*base.inputs, *later), error_line=where.line if where else 0,
+        error_column=where.column if where else 0, path_lines=(), loop_heads=(), error_state=(),
+        replay_notes=notes,
+    )  # fmt: skip
+
+
+def _only_error(program: Program) -> Coord | None:
+    """The error's position when the program has one (all its Asserts are there), else None."""
+    places = {s.coord for s in walk_stmts(program.body) if isinstance(s, Assert)}
+    return next(iter(places)) if len(places) == 1 else None
 
 
 def _compiler_check(program: Program, execution: Execution, source: Path) -> tuple[str, str]:

@@ -102,6 +102,7 @@ def test_an_error_past_the_step_limit_is_confirmed_by_the_sanitized_compiled_run
     assert cex.replay_notes[0] == limit
     assert cex.replay_notes[1].startswith(f"{checks.LONG_RUN_CHECK}: the program reached reach_error()")
     assert cex.error_state == () and cex.path_lines == ()
+    assert cex.error_line == 7  # the program's only error: the reach_error() call
 
 
 @needs_gcc
