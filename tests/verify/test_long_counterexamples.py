@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from quokka.verifier import checks
-from quokka.verifier.engines import fuzz
+from quokka.verifier.engines import execute, fuzz
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.frontend.lower import lower
 from quokka.verifier.interp import LONG_RUN_STEPS
@@ -190,3 +190,15 @@ def test_a_long_counter_is_false_with_the_real_step_limit(tmp_path: Path) -> Non
     assert cex is not None, why
     assert cex.confirmed_by == (checks.LONG_RUN_CHECK,)
     assert f"within {LONG_RUN_STEPS:,} steps" in cex.replay_notes[0]
+
+
+@needs_gcc
+def test_the_one_execution_of_a_long_counter_is_a_candidate_in_either_data_model(tmp_path: Path) -> None:
+    path = tmp_path / "ilp32.c"
+    path.write_text(STRIDE.replace("BOUND", "10000000"))
+    program = lower(path, "ILP32", UNREACH_CALL)  # built natively (with a note) where -m32 does not link
+    found = execute.check(program, Budget.of(20))
+    assert found.status is Status.UNSAFE and found.inputs == (), found.reason
+    safe = path.with_name("safe.c")
+    safe.write_text(NEVER.replace("BOUND", "10000000"))
+    assert execute.check(lower(safe, "ILP32", UNREACH_CALL), Budget.of(20)).status is not Status.UNSAFE
