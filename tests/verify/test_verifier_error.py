@@ -50,8 +50,8 @@ def _task(folder: Path, name: str, program: str) -> Path:
     return task
 
 
-def _verify(capsys: pytest.CaptureFixture[str], task: Path) -> dict[str, Any]:
-    main(["verify", str(task), "--json", *VERIFY])
+def _verify(capsys: pytest.CaptureFixture[str], task: Path, *args: str) -> dict[str, Any]:
+    main(["verify", str(task), "--json", *VERIFY, *args])
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
     return out
 
@@ -107,8 +107,10 @@ def test_a_program_calling_verifier_assume_gets_a_gcc_confirmed_false(tmp_path: 
 def test_an_old_style_task_is_false_with_gcc_and_its_fixed_program_true(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = _verify(capsys, _task(tmp_path, "bug", OLD_STYLE_BUG))
+    witness = tmp_path / "witness.yml"
+    out = _verify(capsys, _task(tmp_path, "bug", OLD_STYLE_BUG), "--witness", str(witness))
     assert out["verdict"] == "false", out["reason"]
+    assert "G ! call(__VERIFIER_error())" in witness.read_text()
     assert out["extra"]["property"] == UNREACH_VERIFIER_ERROR
     assert out["counterexample"]["confirmed_by"] == ["interpreter", "gcc"]
     assert [i["value"] for i in out["counterexample"]["inputs"]] == [7]
