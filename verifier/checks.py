@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import emit_c, fpsem
-from .definedness import NONDET, ORIGIN
+from .definedness import NONDET, ORIGIN, possible_uninitialised_read
 from .engines import algebra, bitblast, bmc, execute, inductive
 from .engines.base import Budget, EngineResult, Status
 from .errors import Coord
@@ -272,18 +272,15 @@ def _long_run_refusal(program: Program, prefix: Execution) -> str | None:
         return f"the path overflows signed arithmetic (undefined behaviour) at {prefix.overflows[0]}"
     if program.uninitialised == NONDET:
         return None
-    if prefix.uninitialised_reads:
-        read = prefix.uninitialised_reads[0]
-        return f"the path {read.describe(_c_name(program, read.variable))} (undefined behaviour)"
-    uninitialised = [h for h in walk_stmts(program.body) if isinstance(h, Havoc) and h.origin == ORIGIN
-                     and isinstance(program.var(h.target).type, IntType)]  # fmt: skip
-    if uninitialised:
-        return (
-            f"{_c_name(program, uninitialised[0].target)} is declared without a value at "
-            f"{uninitialised[0].coord}: no sanitizer sees a read of it past the interpreter's limit "
-            "(--uninitialised nondet reads it as an arbitrary value)"
-        )
-    return None
+    reads = prefix.uninitialised_reads
+    read = reads[0] if reads else possible_uninitialised_read(program)
+    if read is None:
+        return None
+    return (
+        f"the program may read an uninitialised local, which no sanitizer sees: it "
+        f"{read.describe(_c_name(program, read.variable))} on some path (--uninitialised nondet "
+        "reads it as an arbitrary value)"
+    )
 
 
 def _emitted_sanitized(program: Program, inputs: Sequence[int]) -> ReplayResult:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..interp import LONG_RUN_STEPS, compile_program
+from ..interp import LONG_RUN_STEPS, Runner, compile_program
 from ..ir import Havoc, Program, VarDecl, constants, walk_stmts
 from ..replay import CompiledProgram, ReplayResult, compile_c, is_nondet_call
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -91,9 +91,18 @@ def _plain_vectors(program: Program) -> list[tuple[int, ...]]:
 
 def _interpreter_inputs(program: Program, values: tuple[int, ...]) -> tuple[int, ...]:
     """The values of every `Havoc` on the run the compiled program made, reading `values`: the
-    nondet calls take them in order (then 0s), uninitialised locals 0. When every `Havoc` is a
-    nondet call, a run longer than `MAP_STEPS` is mapped that far and the values it has not
-    reached follow as they are (the same thing); else up to `LONG_RUN_STEPS`."""
+    nondet calls take them in order (then 0s), uninitialised locals 0. A run longer than
+    `MAP_STEPS` is mapped that far and the values it has not reached follow, when that is the
+    same thing (every `Havoc` a nondet call, or none of `values` left); else up to `LONG_RUN_STEPS`."""
+    runner = compile_program(program)
+    mapped, rest = _mapped(runner, values, MAP_STEPS)
+    if rest and not all(is_nondet_call(h.origin) for h in walk_stmts(program.body) if isinstance(h, Havoc)):
+        mapped, rest = _mapped(runner, values, LONG_RUN_STEPS)
+    return (*mapped, *rest)
+
+
+def _mapped(runner: Runner, values: tuple[int, ...], steps: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The `Havoc` values of the first `steps` steps, and the `values` not read by then."""
     answers = iter(values)
     taken = 0
 
@@ -104,11 +113,8 @@ def _interpreter_inputs(program: Program, values: tuple[int, ...]) -> tuple[int,
         taken += 1
         return next(answers, 0)
 
-    only_calls = all(is_nondet_call(h.origin) for h in walk_stmts(program.body) if isinstance(h, Havoc))
-    steps = MAP_STEPS if only_calls else LONG_RUN_STEPS
-    run = compile_program(program).run(source, max_steps=steps, max_loop_head_states=0, record_path=False)
-    rest = values[taken:] if run.outcome == "limit" else ()
-    return (*run.inputs_used, *rest)
+    run = runner.run(source, max_steps=steps, max_loop_head_states=0, record_path=False)
+    return run.inputs_used, values[taken:] if run.outcome == "limit" else ()
 
 
 def _constants(program: Program) -> list[int]:
