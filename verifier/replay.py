@@ -17,6 +17,14 @@ A generated harness is linked with the program:
   (signal 6: not reached); under `assert` the harness also defines `__assert_fail` and its kin,
   `__VERIFIER_error` and `__VERIFIER_assert` (weak: the program's own definitions win, and their
   entry counts as the error too), so a failing `assert()` reaches the error;
+* under `unreach-call:__VERIFIER_error` (older tasks) the error is the entry of `__VERIFIER_error`
+  instead, defined weakly like `reach_error` above;
+* `__VERIFIER_assume`, `__CPROVER_assume` and `assume_abort_if_not` (weak: the program's own win)
+  end a run whose assumption fails with status 87 and no error: the run is discarded; a run
+  that reaches the error reports how many inputs it read (`inputs_read`);
+* `replay_sanitized` builds with AddressSanitizer and UndefinedBehaviorSanitizer and counts a
+  run only when it reaches the error with no report (for paths longer than the interpreter's
+  limit, `checks`);
 * under `no-overflow` the error is a signed overflow, which gcc's UndefinedBehaviorSanitizer
   (`-fsanitize=signed-integer-overflow,shift-base`) reports and stops at; `reach_error` is no
   error (the harness's weak one does nothing);
