@@ -9,7 +9,8 @@ the program's constants and their neighbours, type limits and values of random m
 
 A program with loops and a large constant (`long_loops`: a bound of 10^5 or more) is first run
 plainly: every input 0, then 1, then each of its constants, each run given seconds, not half of
-one, so a counter that fails only after tens of millions of iterations is found at once.
+one (together at most half of the campaign), so a counter that fails only after tens of millions
+of iterations is found at once.
 
 What it finds is a candidate like any engine's: the inputs of the run are read back by the
 interpreter (uninitialised locals at 0, as the compiled program has them) and the portfolio
@@ -33,6 +34,7 @@ MAX_SHARE, MAX_S = 0.5, 8.0  # of the budget: the provers need the cores more on
 RUN_TIMEOUT_S = 0.5  # one run (a loop the inputs never let end is cut off)
 LARGE_BOUND = 100_000  # a constant this large makes the plain runs come first (`long_loops`)
 PLAIN_RUN_S, MAX_PLAIN = 3.0, 8  # a plain run may take this long (2^30 iterations at -O0)
+PLAIN_SHARE = 0.5  # of the campaign's time at most for the plain runs
 MAP_STEPS = 200_000  # interpreter steps for reading a run's inputs back (the replay runs it further)
 VECTOR = 48  # inputs offered to one run; a run that asks for more gets 0s
 MAX_CONSTANTS = 24
@@ -60,11 +62,15 @@ def _campaign(
 ) -> EngineResult:
     pool = _constants(program)
     plain = _plain_vectors(program) if long_loops(program) else []
+    plain_until = time.monotonic() + PLAIN_SHARE * (deadline - time.monotonic())
     runs = 0
     while time.monotonic() < deadline:
-        values, limit = (plain.pop(0), PLAIN_RUN_S) if plain else (_vector(rng, pool), RUN_TIMEOUT_S)
+        if plain and time.monotonic() < plain_until:
+            values, end = plain.pop(0), min(plain_until, time.monotonic() + PLAIN_RUN_S)
+        else:
+            values, end = _vector(rng, pool), time.monotonic() + RUN_TIMEOUT_S
         runs += 1
-        outcome = built.run(values, timeout_s=max(0.05, min(limit, deadline - time.monotonic())))
+        outcome = built.run(values, timeout_s=max(0.05, min(end, deadline) - time.monotonic()))
         if outcome.status == "reached":
             found = f"run {runs} of the compiled program reached {built.error}"
             read = values if outcome.inputs_read is None else values[: outcome.inputs_read]
