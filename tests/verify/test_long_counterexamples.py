@@ -208,3 +208,14 @@ def test_the_one_execution_of_a_long_counter_is_a_candidate_in_either_data_model
     safe = path.with_name("safe.c")
     safe.write_text(NEVER.replace("BOUND", "10000000"))
     assert execute.check(lower(safe, "ILP32", UNREACH_CALL), Budget.of(20)).status is not Status.UNSAFE
+
+
+@needs_gcc
+def test_inputs_read_after_the_mapped_prefix_follow_and_replay(tmp_path: Path) -> None:
+    """fuzz reads a run's inputs back with `MAP_STEPS` interpreter steps; the one read later
+    (after 100,000 iterations) follows, and the replay (with the real limit) reaches the error."""
+    program = _program(tmp_path, LATE_INPUT)
+    found = fuzz.check(program, Budget.of(20))
+    assert found.status is Status.UNSAFE and found.inputs == (7,), (found.reason, found.inputs)
+    cex, why = checks.confirm_counterexample(program, found, Path(program.file))
+    assert cex is not None and cex.confirmed_by == ("interpreter", "gcc"), why
