@@ -3,6 +3,8 @@
 * `unreach-call` (SV-COMP's `CHECK( init(main()), LTL(G ! call(reach_error())) )`): the error is a
   call of `reach_error()`, whatever its body; a failing C `assert()` (glibc's `__assert_fail`)
   aborts the program, and the path ends there as at `abort()`.
+* `unreach-call:__VERIFIER_error` (older SV-COMP tasks, `LTL(G ! call(__VERIFIER_error()))`): the
+  same with `__VERIFIER_error()` as the error function (and `reach_error` an ordinary function).
 * `assert` (the reading for a plain C file): `reach_error()` and a failing `assert()` are both
   errors (and `__VERIFIER_error()`, `__VERIFIER_assert(0)`).
 * `no-overflow` (SV-COMP's `CHECK( init(main()), LTL(G ! overflow) )`): the error is a signed
@@ -23,14 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 UNREACH_CALL = "unreach-call"
+UNREACH_VERIFIER_ERROR = "unreach-call:__VERIFIER_error"  # older tasks: `G ! call(__VERIFIER_error())`
 ASSERT = "assert"
 NO_OVERFLOW = "no-overflow"
-READINGS = (UNREACH_CALL, ASSERT, NO_OVERFLOW)  # the values of `Options.property` and `--property`
-SUPPORTED = (UNREACH_CALL, NO_OVERFLOW)  # the SV-COMP properties Quokka verifies, preferred first
+# the values of `Options.property` and `--property`
+READINGS = (UNREACH_CALL, ASSERT, NO_OVERFLOW, UNREACH_VERIFIER_ERROR)
+# the SV-COMP properties Quokka verifies, preferred first
+SUPPORTED = (UNREACH_CALL, UNREACH_VERIFIER_ERROR, NO_OVERFLOW)
 
 # The formulas of SV-COMP's property files (sv-benchmarks `c/properties/`), without whitespace.
 _FORMULAS = {
     "CHECK(init(main()),LTL(G!call(reach_error())))": UNREACH_CALL,
+    "CHECK(init(main()),LTL(G!call(__VERIFIER_error())))": UNREACH_VERIFIER_ERROR,
     "CHECK(init(main()),LTL(G!overflow))": NO_OVERFLOW,
     "CHECK(init(main()),LTL(Fend))": "termination",
     "CHECK(init(main()),LTL(Gvalid-free))CHECK(init(main()),LTL(Gvalid-deref))"

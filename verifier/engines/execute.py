@@ -11,8 +11,9 @@ The portfolio checks such an answer by building the program again at another opt
 and running it afresh (`confirm`): the same end, or no verdict. The proof needs the program's own
 data model (no note from the build), no heap (out-of-bounds heap accesses would need AddressSanitizer,
 which does not run under a memory limit), and a run that ends (a loop that never ends runs into
-its time limit: UNKNOWN). A run that reaches the error is answered UNSAFE with no inputs, and
-replayed in the interpreter like any counterexample.
+its time limit: UNKNOWN). A run that reaches the error is answered UNSAFE with no inputs (also
+from a build without the program's data model: a candidate only), and replayed like any
+counterexample (past the interpreter's step limit, by the sanitized compiled run: `checks`).
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def _run_once(program: Program, budget: Budget, flags: tuple[str, ...]) -> Engin
         )  # fmt: skip
         if isinstance(built, ReplayResult):
             return unknown(ENGINE, f"cannot build the program: {built.detail}")
-        if built.note:
-            return unknown(ENGINE, f"the build does not have the program's data model{built.note}")
         limit = min(MAX_RUN_S, RUN_SHARE * budget.remaining())
-        done = built.execute((), timeout_s=max(0.1, limit))
-        return _judge(built, done, limit)
+        judged = _judge(built, built.execute((), timeout_s=max(0.1, limit)), limit)
+        if built.note and judged.status is not Status.UNSAFE:  # an error reached is a candidate still
+            return unknown(ENGINE, f"the build does not have the program's data model{built.note}")
+        return judged
 
 
 def _judge(built: CompiledProgram, done: Finished | None, limit: float) -> EngineResult:

@@ -17,6 +17,14 @@ A generated harness is linked with the program:
   (signal 6: not reached); under `assert` the harness also defines `__assert_fail` and its kin,
   `__VERIFIER_error` and `__VERIFIER_assert` (weak: the program's own definitions win, and their
   entry counts as the error too), so a failing `assert()` reaches the error;
+* under `unreach-call:__VERIFIER_error` (older tasks) the error is the entry of `__VERIFIER_error`
+  instead, defined weakly like `reach_error` above;
+* `__VERIFIER_assume`, `__CPROVER_assume` and `assume_abort_if_not` (weak: the program's own win)
+  end a run whose assumption fails with status 87 and no error: the run is discarded; a run
+  that reaches the error reports how many inputs it read (`inputs_read`);
+* `replay_sanitized` builds with AddressSanitizer and UndefinedBehaviorSanitizer and counts a
+  run only when it reaches the error with no report (for paths longer than the interpreter's
+  limit, `checks`);
 * under `no-overflow` the error is a signed overflow, which gcc's UndefinedBehaviorSanitizer
   (`-fsanitize=signed-integer-overflow,shift-base`) reports and stops at; `reach_error` is no
   error (the harness's weak one does nothing);
@@ -46,6 +54,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,9 +62,10 @@ from pathlib import Path
 
 from quokka.verifier.exec.interp import Execution
 from quokka.verifier.lexer import blank_comments
-from quokka.verifier.properties import ASSERT, NO_OVERFLOW
+from quokka.verifier.properties import ASSERT, NO_OVERFLOW, UNREACH_VERIFIER_ERROR
 
 REACHED_STATUS = 86
+ASSUMPTION_STATUS = 87  # an assumption of the harness's `__VERIFIER_assume` failed: the run is discarded
 _MARK = "@@QK"
 # the pid of the process running the program, which the harness dies with (`PR_SET_PDEATHSIG`; a
 # program whose runner is already gone exits at once): a killed verifier leaves no program running
@@ -87,15 +97,26 @@ QK __attribute__((constructor)) static void qk_init(void) {
   setvbuf(stderr, qk_buf, _IOFBF, sizeof qk_buf);
   signal(SIGABRT, qk_flush);
 }
+static unsigned long long qk_reads; /* the inputs the run asked for */
 QK static unsigned long long qk_next(void) {
   unsigned long long v;
+  qk_reads++;
   return scanf("%llu", &v) == 1 ? v : 0;
 }
 QK static void qk_reached(void) {
-  fputs("\n@@QK REACHED\n", stderr);
+  fprintf(stderr, "\n@@QK READ %llu\n@@QK REACHED\n", qk_reads);
   fflush(stderr);
   _exit(86);
 }
+QK static void qk_assumed(int cond) {
+  if (cond) return;
+  fputs("\n@@QK ASSUMPTION FAILED\n", stderr);
+  fflush(stderr);
+  _exit(87);
+}
+QK_WEAK void __VERIFIER_assume(int cond) { qk_assumed(cond); }
+QK_WEAK void __CPROVER_assume(int cond) { qk_assumed(cond); }
+QK_WEAK void assume_abort_if_not(int cond) { qk_assumed(cond); }
 QK static int qk_is_error(void *fn);
 QK void __cyg_profile_func_enter(void *fn, void *site) {
   (void)site;
@@ -128,6 +149,12 @@ QK_WEAK void reach_error(void) { qk_reached(); }
 QK_WEAK void __VERIFIER_assert(int cond) { (void)cond; }
 QK static int qk_is_error(void *fn) { return fn == (void *)&reach_error; }
 """
+# Only `__VERIFIER_error` is the error (the older unreach-call property, `G ! call(__VERIFIER_error())`).
+_VERIFIER_ERROR_ONLY = r"""
+QK_WEAK void __VERIFIER_error(void) { qk_reached(); }
+QK_WEAK void __VERIFIER_assert(int cond) { (void)cond; }
+QK static int qk_is_error(void *fn) { return fn == (void *)&__VERIFIER_error; }
+"""
 # A failing assert() is an error too (property assert): the functions the frontend reads as errors.
 _ASSERT_ERRORS = r"""
 QK_WEAK void reach_error(void) { qk_reached(); }
@@ -158,11 +185,23 @@ QK const char *__ubsan_default_options(void) { return "halt_on_error=1:exitcode=
 """
 _OVERFLOW_FLAGS = ("-fsanitize=signed-integer-overflow,shift-base", "-fno-sanitize-recover=all")
 _SANITIZER_MARK = "runtime error: "
+# A run that only counts when it has no undefined behaviour (`replay_sanitized`): gcc's sanitizers
+# stop it at the first one (a heap or stack access out of bounds, a signed overflow, a bad shift, ...).
+SANITIZERS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+# AddressSanitizer cannot start under a batch's address-space limit (RLIMIT_AS): its run lifts the
+# soft limit to the hard one, which `processes.apply_limits` leaves in place, then becomes the program
+LIFT_ADDRESS_LIMIT = (
+    "import os, resource, sys; _, hard = resource.getrlimit(resource.RLIMIT_AS); "
+    "resource.setrlimit(resource.RLIMIT_AS, (hard, hard)); os.execv(sys.argv[1], sys.argv[1:])"
+)
+_SANITIZER_REPORTS = (_SANITIZER_MARK, "AddressSanitizer", "LeakSanitizer")
 
 
 def harness(property_name: str = ASSERT) -> str:
     """The harness C file for a program whose errors are those of `property_name`."""
-    variants = {ASSERT: _ASSERT_ERRORS, NO_OVERFLOW: _OVERFLOW_ERRORS}
+    variants = {
+        ASSERT: _ASSERT_ERRORS, NO_OVERFLOW: _OVERFLOW_ERRORS, UNREACH_VERIFIER_ERROR: _VERIFIER_ERROR_ONLY
+    }
     return _HARNESS + variants.get(property_name, _REACH_ERROR_ONLY)
 
 
@@ -219,6 +258,7 @@ class ReplayResult:
     status: str
     detail: str
     heads: tuple[HeadHit, ...] = field(default=())
+    inputs_read: int | None = None  # of a run that reached the error: how many inputs it asked for
 
 
 def is_nondet_call(origin: str) -> bool:
@@ -413,15 +453,20 @@ class CompiledProgram:
         heads = _parse_heads(done.stderr)
         if self.reached(done):
             reached = f"the program reached {self.error}{self._report(done.stderr)}{self.note}"
-            return ReplayResult("reached", reached, heads)
+            return ReplayResult("reached", reached, heads, inputs_read(done.stderr))
         return ReplayResult("not_reached", f"{_describe_exit(done.returncode, self.error)}{self.note}", heads)
 
-    def execute(self, inputs: Sequence[int], *, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
-        """The finished run on `inputs` (its exit status and standard error), None past `timeout_s`."""
+    def execute(
+        self, inputs: Sequence[int], *, timeout_s: float, lift_address_limit: bool = False
+    ) -> subprocess.CompletedProcess[str] | None:
+        """The finished run on `inputs` (its exit status and standard error), None past `timeout_s`.
+        `lift_address_limit`: the run's soft address-space limit raised to the hard one first."""
         text = " ".join(str(v % (1 << 64)) for v in inputs) + "\n"
+        lift = (sys.executable, "-c", LIFT_ADDRESS_LIMIT) if lift_address_limit else ()
         try:
             return subprocess.run(
-                [str(self.binary)], input=text, capture_output=True, encoding="utf-8", errors="replace",
+                [*lift, str(self.binary)], input=text, capture_output=True, encoding="utf-8",
+                errors="replace",
                 timeout=timeout_s, check=False, cwd=self.binary.parent,  # what it writes stays there
                 env={**os.environ, PARENT_VARIABLE: str(os.getpid())},  # it dies with this process
             )  # fmt: skip
@@ -441,7 +486,15 @@ class CompiledProgram:
         return f" ({line.strip()})"
 
 
+def inputs_read(stderr: str) -> int | None:
+    """How many inputs a run that reached the error had asked for (None: it did not say)."""
+    found = re.search(rf"^{_MARK} READ (\d+)$", stderr, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
 def _describe_exit(code: int, error: str) -> str:
+    if code == ASSUMPTION_STATUS:
+        return f"an assumption (__VERIFIER_assume) failed before {error}: the run is discarded"
     if code < 0:
         return f"the program was killed by signal {-code} without reaching {error}"
     return f"the program exited with status {code} without reaching {error}"
@@ -519,7 +572,8 @@ def compile_c(
         return ReplayResult("error", f"{c_file.name} does not compile: {error}")
     if property_name == NO_OVERFLOW:
         return CompiledProgram(workdir / "program.bin", model[1], "a signed overflow", _SANITIZER_MARK)
-    target = "reach_error() or a failing assertion" if property_name == ASSERT else "reach_error()"
+    targets = {ASSERT: "reach_error() or a failing assertion", UNREACH_VERIFIER_ERROR: "__VERIFIER_error()"}
+    target = targets.get(property_name, "reach_error()")
     return CompiledProgram(workdir / "program.bin", model[1], target)
 
 
@@ -567,3 +621,43 @@ def replay_with_compiler(
         if isinstance(built, ReplayResult):
             return built
         return built.run(inputs, timeout_s=timeout_s)
+
+
+def replay_sanitized(
+    c_file: Path,
+    inputs: Sequence[int],
+    data_model: str,
+    *,
+    timeout_s: float,
+    property_name: str = ASSERT,
+    initialise: Sequence[InputDeclaration] = (),
+) -> ReplayResult:
+    """`replay_with_compiler` built with AddressSanitizer and UndefinedBehaviorSanitizer
+    (`SANITIZERS`): "reached" only when the run reaches the error and no sanitizer reported
+    anything before (with how many inputs it read); a report, a crash or a time-out is
+    "not_reached" or "error". Not for `no-overflow`, whose error is a sanitizer's report."""
+    if property_name == NO_OVERFLOW:
+        return ReplayResult("unavailable", "under no-overflow a sanitizer's report is the error itself")
+    with tempfile.TemporaryDirectory(prefix="quokka-sanitized-") as tmp:
+        built = compile_c(
+            Path(c_file), data_model, Path(tmp), property_name=property_name, initialise=initialise,
+            extra_flags=SANITIZERS,
+        )  # fmt: skip
+        if isinstance(built, ReplayResult):
+            return built
+        done = built.execute(inputs, timeout_s=timeout_s, lift_address_limit=True)
+        return _sanitized_outcome(built, done, timeout_s)
+
+
+def _sanitized_outcome(
+    built: CompiledProgram, done: subprocess.CompletedProcess[str] | None, timeout_s: float
+) -> ReplayResult:
+    if done is None:
+        return ReplayResult("error", f"the program ran longer than {timeout_s} s{built.note}")
+    report = next((x for x in done.stderr.splitlines() if any(m in x for m in _SANITIZER_REPORTS)), None)
+    if report is not None:
+        return ReplayResult("not_reached", f"a sanitizer reported: {report.strip()}{built.note}")
+    if not built.reached(done):
+        return ReplayResult("not_reached", f"{_describe_exit(done.returncode, built.error)}{built.note}")
+    read = inputs_read(done.stderr)
+    return ReplayResult("reached", f"the program reached {built.error}{built.note}", inputs_read=read)

@@ -15,11 +15,12 @@ Which calls are errors depends on the property (`CallReading`, `properties`): un
 (a plain C file) `reach_error`, `__VERIFIER_error`, glibc's `__assert_fail` family and failing
 `assert`/`__VERIFIER_assert` calls are; under `unreach-call` (SV-COMP) only `reach_error` is, a
 failing `assert()` and `__assert_fail` abort (the path ends), and `__VERIFIER_error` and
-`__VERIFIER_assert` are ordinary functions, lowered when the file defines them. One used without a
-definition cannot call `reach_error`: its call only evaluates its argument (SV-COMP-derived files
-that call an undefined `__VERIFIER_assert` are labelled safe for exactly that reason). Under
-`no-overflow` no call is an error: `reach_error` and `__VERIFIER_error` run their bodies (do
-nothing when the file only declares them), and a failing `assert()` aborts.
+`__VERIFIER_assert` are ordinary functions, lowered when the file defines them (under the older
+`unreach-call:__VERIFIER_error` it is the other way round for `reach_error` and `__VERIFIER_error`).
+One used without a definition cannot call `reach_error`: its call only evaluates its argument
+(SV-COMP-derived files that call an undefined `__VERIFIER_assert` are labelled safe for exactly
+that reason). Under `no-overflow` no call is an error: `reach_error` and `__VERIFIER_error` run
+their bodies (do nothing when the file only declares them), and a failing `assert()` aborts.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from quokka.verifier.ir import cexpr
 from quokka.verifier.ir.definedness import ORIGIN as UNINITIALISED
 
 from ..errors import Coord, FrontendError, UnsupportedFeature
-from ..properties import NO_OVERFLOW, UNREACH_CALL
+from ..properties import NO_OVERFLOW, UNREACH_CALL, UNREACH_VERIFIER_ERROR
 from .ctype import STDINT_TYPES, CType, Signature
 from .memcalls import MEMORY_FUNCTIONS, MemoryCalls
 from .memory import BlockType
@@ -112,6 +113,9 @@ UNREACH_CALL_READING = CallReading(
 )
 
 
+UNREACH_VERIFIER_ERROR_READING = CallReading(
+    frozenset({"__VERIFIER_error"}), frozenset(), C_ASSERT_FUNCTIONS, ASSERT_FAIL_FUNCTIONS
+)
 NO_OVERFLOW_READING = CallReading(
     frozenset(),
     frozenset(),
@@ -122,7 +126,11 @@ NO_OVERFLOW_READING = CallReading(
 
 
 def call_reading(property_name: str) -> CallReading:
-    readings = {UNREACH_CALL: UNREACH_CALL_READING, NO_OVERFLOW: NO_OVERFLOW_READING}
+    readings = {
+        UNREACH_CALL: UNREACH_CALL_READING,
+        UNREACH_VERIFIER_ERROR: UNREACH_VERIFIER_ERROR_READING,
+        NO_OVERFLOW: NO_OVERFLOW_READING,
+    }
     return readings.get(property_name, ASSERT_READING)
 
 

@@ -73,7 +73,9 @@ def apply_limits(limits: ResourceLimits) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, within_hard_limit(resource.RLIMIT_CPU, seconds,
                                                                   seconds + CPU_GRACE_S))
     if limits.memory_mb is not None:
-        memory = within_hard_limit(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
+        # the hard limit stays: a sanitized compiled run (AddressSanitizer reserves terabytes of
+        # shadow address space) lifts the soft one for itself (`replay.LIFT_ADDRESS_LIMIT`)
+        memory = within_hard_limit(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024, resource.RLIM_INFINITY)
         resource.setrlimit(resource.RLIMIT_AS, memory)
     if limits.no_core:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -67,11 +67,11 @@ def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[
         if undefined:
             known = reads.get(id(stmt))
             if known is None:
-                known = reads[id(stmt)] = _reads(stmt)
+                known = reads[id(stmt)] = reads_of(stmt)
             for name in known & undefined.keys():
                 origin = undefined[name]
                 found.setdefault((name, origin), UninitialisedRead(name, stmt.coord, origin))
-        target = _written(stmt)
+        target = written_by(stmt)
         if target in scalars and isinstance(stmt, Havoc) and stmt.origin == ORIGIN:
             undefined[target] = stmt.coord
         elif target is not None:
@@ -79,7 +79,7 @@ def uninitialised_reads(program: Program, path: Iterable[Stmt | None]) -> tuple[
     return tuple(found.values())
 
 
-def _reads(stmt: Stmt) -> frozenset[str]:
+def reads_of(stmt: Stmt) -> frozenset[str]:
     if isinstance(stmt, Assign):
         return free_vars(stmt.value)
     if isinstance(stmt, (Assume, Assert, If)):
@@ -87,5 +87,5 @@ def _reads(stmt: Stmt) -> frozenset[str]:
     return frozenset()
 
 
-def _written(stmt: Stmt) -> str | None:
+def written_by(stmt: Stmt) -> str | None:
     return stmt.target if isinstance(stmt, (Assign, Havoc)) else None

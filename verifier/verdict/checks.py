@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from quokka.verifier.cfg.uninitialised import possible_uninitialised_read
 from quokka.verifier.encode.smt_bv import BITS
 from quokka.verifier.engines import algebra, bitblast, bmc, execute, inductive
 from quokka.verifier.engines.base import Budget, EngineResult, Status
+from quokka.verifier.errors import Coord
 from quokka.verifier.exec import emit_c
 from quokka.verifier.exec.interp import LONG_RUN_STEPS, Execution, run
 from quokka.verifier.exec.replay import (
@@ -17,11 +19,13 @@ from quokka.verifier.exec.replay import (
     ReplayResult,
     is_nondet_call,
     replay_inputs,
+    replay_sanitized,
     replay_with_compiler,
 )
 from quokka.verifier.exec.shrink import shrink
 from quokka.verifier.ir import (
     ArrayType,
+    Assert,
     Expr,
     FloatType,
     Havoc,
@@ -33,17 +37,21 @@ from quokka.verifier.ir import (
     float_use,
     fpsem,
     walk,
+    walk_stmts,
 )
 from quokka.verifier.ir.definedness import NONDET, ORIGIN
 from quokka.verifier.ir.printer import format_expr_c_names
 from quokka.verifier.ir.simplify import readable, readable_conjuncts
-from quokka.verifier.properties import UNREACH_CALL
+from quokka.verifier.properties import NO_OVERFLOW, UNREACH_CALL
 from quokka.verifier.verdict.minimize import minimal_certificate
 from quokka.verifier.verdict.results import Counterexample, InputValue, ProvenInvariant, Result
 
 MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
 LOOP_FREE_INT_S = 1.0  # seconds for the integer check of a loop-free program before bit-blasting it
 UNWOUND_BITS_S = 2.0  # seconds for the bit-precise unrolling of a program unrolled completely, then integers
+LONG_RUN_S = 10.0  # the sanitized compiled run that confirms a path longer than the interpreter's limit
+LONG_RUN_CHECK = "gcc+ASan+UBSan"
+LATER_INPUT = "input read past the interpreter's limit"  # an `InputValue` origin: its line is unknown
 
 
 def certificate_result(
@@ -159,6 +167,8 @@ def confirm_counterexample(
     arithmetic is the reference; the interpreter's alone does not suffice). The compiled program
     is `source`'s; with `compile_ir` and no C file, the IR written as C (`emit_c`)."""
     execution = _interpreter_replay(program, result)
+    if isinstance(execution, _StepLimit):
+        return _long_run(program, result, execution.run, source, compile_ir=compile_ir)
     if isinstance(execution, str):
         return None, execution
     confirmed, notes = ["interpreter"], []
@@ -226,6 +236,96 @@ def replay_violation(
     return confirm_counterexample(program, found, source)
 
 
+def _long_run(
+    program: Program, result: EngineResult, prefix: Execution, source: Path | None, *, compile_ir: bool
+) -> tuple[Counterexample | None, str]:
+    """A counterexample whose run is longer than the interpreter's limit (`prefix`: its first
+    `LONG_RUN_STEPS` steps): confirmed only by the compiled program, built with the sanitizers,
+    reaching the error with no report (`replay.replay_sanitized`), on the inputs of the prefix
+    and then the rest of `result.inputs`. The program is `source`, or with `compile_ir` and no C
+    file its IR written as C (every `Havoc` an input)."""
+    limit = f"interpreter: the error not reached within {prefix.steps:,} steps (its limit)"
+    refused = _long_run_refusal(program, prefix)
+    if refused is not None:
+        return None, f"{limit}; {refused}"
+    rest = tuple(result.inputs or ())[len(prefix.inputs_used) :]
+    if source is not None and source.suffix in (".c", ".i"):
+        prepared = _compiler_inputs(program, prefix)
+        if isinstance(prepared, _Unfollowable):
+            return None, f"{limit}; the compiled program cannot follow this path: {prepared.reason}"
+        known, declarations = prepared
+        replayed = replay_sanitized(source, (*known, *rest), program.data_model, timeout_s=LONG_RUN_S,
+                                    property_name=program.property_name, initialise=declarations)  # fmt: skip
+    elif compile_ir and source is None:
+        known = prefix.inputs_used
+        replayed = _emitted_sanitized(program, (*known, *rest))
+    else:
+        return None, f"{limit}; no C file to compile"
+    if replayed.status != "reached":
+        return None, f"{limit}; {LONG_RUN_CHECK}: {replayed.status}: {replayed.detail}"
+    return _long_run_counterexample(program, prefix, (len(known), rest), replayed, limit), ""
+
+
+def _long_run_refusal(program: Program, prefix: Execution) -> str | None:
+    """Why the compiled run cannot confirm a path the interpreter saw only the start of, or None."""
+    if program.property_name == NO_OVERFLOW:
+        return "under no-overflow a sanitizer's report is the error itself"
+    if prefix.overflows:
+        return f"the path overflows signed arithmetic (undefined behaviour) at {prefix.overflows[0]}"
+    if program.uninitialised == NONDET:
+        return None
+    reads = prefix.uninitialised_reads
+    read = reads[0] if reads else possible_uninitialised_read(program)
+    if read is None:
+        return None
+    return (
+        f"the program may read an uninitialised local, which no sanitizer sees: it "
+        f"{read.describe(_c_name(program, read.variable))} on some path (--uninitialised nondet "
+        "reads it as an arbitrary value)"
+    )
+
+
+def _emitted_sanitized(program: Program, inputs: Sequence[int]) -> ReplayResult:
+    """`replay_sanitized` of the IR written as C (`emit_c`)."""
+    try:
+        text = emit_c.program_to_c(program)
+    except emit_c.NotEmittable as exc:
+        return ReplayResult("unavailable", f"the IR has no faithful C form ({exc})")
+    with tempfile.TemporaryDirectory(prefix="quokka-ir-") as folder:
+        c_file = Path(folder) / "program.c"
+        c_file.write_text(text, encoding="utf-8")
+        return replay_sanitized(c_file, inputs, program.data_model, timeout_s=LONG_RUN_S,
+                                property_name=UNREACH_CALL)  # fmt: skip
+
+
+def _long_run_counterexample(
+    program: Program, prefix: Execution, fed: tuple[int, tuple[int, ...]], replayed: ReplayResult, limit: str
+) -> Counterexample:
+    """The counterexample of a sanitized compiled run that reached the error past the interpreter's
+    limit: the inputs of `prefix`, then those the compiled run read beyond them (`fed`: how many
+    inputs the prefix gave the compiled program, and the values that followed; a read past them
+    is 0): their lines are unknown, and so is the error's state (its location only when the
+    program has one)."""
+    base = _counterexample(program, prefix, (LONG_RUN_CHECK,))
+    known, rest = fed
+    read = replayed.inputs_read if replayed.inputs_read is not None else known + len(rest)
+    values = (*rest, *([0] * max(0, read - known - len(rest))))
+    later = tuple(InputValue(LATER_INPUT, 0, value) for value in values[: max(0, read - known)])
+    notes = (limit, f"{LONG_RUN_CHECK}: {replayed.detail} ({read} inputs read)")
+    where = _only_error(program)
+    return replace(
+        base, inputs=(*base.inputs, *later), error_line=where.line if where else 0,
+        error_column=where.column if where else 0, path_lines=(), loop_heads=(), error_state=(),
+        replay_notes=notes,
+    )  # fmt: skip
+
+
+def _only_error(program: Program) -> Coord | None:
+    """The error's position when the program has one (all its Asserts are there), else None."""
+    places = {s.coord for s in walk_stmts(program.body) if isinstance(s, Assert)}
+    return next(iter(places)) if len(places) == 1 else None
+
+
 def _compiler_check(program: Program, execution: Execution, source: Path) -> tuple[str, str]:
     """("reached", detail), ("rejected", why the path is no counterexample) or ("note", why gcc
     does not confirm it: no compiler, or a value the compiled program cannot be given)."""
@@ -261,12 +361,14 @@ def _judged(compiled: ReplayResult) -> tuple[str, str]:
     return "note", f"gcc replay {compiled.status}: {compiled.detail}"
 
 
-def _interpreter_replay(program: Program, result: EngineResult) -> Execution | str:
+def _interpreter_replay(program: Program, result: EngineResult) -> Execution | _StepLimit | str:
     """The run of `result.inputs` that reaches the error (uninitialised locals at 0 when that still
-    does), or why it is no counterexample."""
+    does), the run cut off at the step limit, or why it is no counterexample."""
     if result.inputs is None:
         return "no inputs to replay"
     execution = run(program, result.inputs, check_uninitialised=True, max_steps=LONG_RUN_STEPS)
+    if execution.outcome == "limit" and execution.steps >= LONG_RUN_STEPS:
+        return _StepLimit(execution)
     if execution.outcome != "error":
         return f"replay in the interpreter ended with '{execution.outcome}': {execution.message}"
     if execution.overflows:
@@ -280,6 +382,13 @@ def _interpreter_replay(program: Program, result: EngineResult) -> Execution | s
             "--uninitialised nondet reads it as an arbitrary value)"
         )
     return execution
+
+
+@dataclass(frozen=True)
+class _StepLimit:
+    """The interpreter's replay ran `LONG_RUN_STEPS` steps without ending; `run` is that prefix."""
+
+    run: Execution
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import yaml
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir.printer import join_conjuncts
 from quokka.verifier.lexer import blank_comments, function_header
-from quokka.verifier.properties import NO_OVERFLOW
+from quokka.verifier.properties import NO_OVERFLOW, UNREACH_VERIFIER_ERROR
 from quokka.verifier.verdict.results import (
     FLOAT_INPUTS,
     Counterexample,
@@ -40,6 +40,7 @@ from quokka.verifier.verdict.results import (
 FORMAT_VERSION = "2.0"
 SPECIFICATION = "CHECK( init(main()), LTL(G ! call(reach_error())) )"
 OVERFLOW_SPECIFICATION = "CHECK( init(main()), LTL(G ! overflow) )"
+VERIFIER_ERROR_SPECIFICATION = "CHECK( init(main()), LTL(G ! call(__VERIFIER_error())) )"
 _LOOP_KEYWORD = re.compile(r"\b(while|for|do)\b")
 
 
@@ -106,7 +107,8 @@ def violation_witness(result: Result, program: Path, *, data_model: str, file_na
 
 def _specification(result: Result) -> str:
     """The property `result` is about, as SV-COMP's property files state it."""
-    return OVERFLOW_SPECIFICATION if result.extra.get("property") == NO_OVERFLOW else SPECIFICATION
+    others = {NO_OVERFLOW: OVERFLOW_SPECIFICATION, UNREACH_VERIFIER_ERROR: VERIFIER_ERROR_SPECIFICATION}
+    return others.get(str(result.extra.get("property")), SPECIFICATION)
 
 
 @dataclass(frozen=True)
