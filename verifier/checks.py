@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import emit_c, fpsem
 from .definedness import NONDET, ORIGIN
-from .engines import algebra, bitblast, bmc, execute, inductive
+from .engines import algebra, bitblast, bmc, execute, inductive, kinduction
 from .engines.base import Budget, EngineResult, Status
 from .interp import LONG_RUN_STEPS, Execution, run
 from .ir import ArrayType, Expr, FloatType, Havoc, IntType, Program, Var, VarDecl, conjuncts, float_use, walk
@@ -45,6 +45,8 @@ def certificate_result(
         check = _unwound_again(program, bound, budget, result.engine == bitblast.ENGINE)
     elif algebra.algebraic(result):
         check = algebra.confirm(program, result.invariants, budget)
+    elif kinduction.k_inductive(result) is not None:  # no 1-inductive certificate: the proof again
+        check = kinduction.confirm(program, result, budget)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:

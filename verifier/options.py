@@ -22,6 +22,7 @@ from .properties import READINGS
 
 ENGINES = (
     "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra", "twoquery", "inductive",
+    "kind",
 )  # fmt: skip
 DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .checks import certificate_result, confirm_smallest, invariant_free, minimal_invariants, unwinding_bound
 from .engines.base import Budget, EngineResult, Status, unknown
+from .engines.kinduction import k_inductive
 from .ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
 from .overflow import unproven_overflows
 from .processes import (
@@ -224,7 +225,7 @@ class Portfolio:
         with self.recorder.timed("overflow sites"):
             sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
         invariants = result.invariants
-        if self.config.minimal_certificate:
+        if self.config.minimal_certificate and k_inductive(safe) is None:  # k-induction: no 1-inductive set
             with self.recorder.timed("minimal certificate"):
                 invariants = minimal_invariants(self.program, safe)
         return dataclasses.replace(
@@ -304,6 +305,8 @@ class Portfolio:
         extra = self._double_checked(result) if self.config.double_check else {}
         if extra is None:
             return None
+        if k_inductive(result) is not None:  # the invariants alone do not prove it: say what does
+            extra = {**extra, "proof": why}
         self._safe = result
         return self._result(
             Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine, extra=extra
@@ -313,6 +316,8 @@ class Portfolio:
         """What cvc5 says of `result`'s certificate (None: it refutes it, and the run says so)."""
         from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
 
+        if k_inductive(result) is not None:
+            return {"double_check": "skipped: a k-inductive proof is no certificate for cvc5; it was proven again, afresh"}
         if invariant_free(result) and self.program.loops:
             return {
                 "double_check": "skipped: a complete unrolling or the one execution has no invariants "

@@ -1,0 +1,202 @@
+"""k-induction (`kinduction`): proofs that need k > 1 or an auxiliary invariant, the re-check of
+the certificate gate, and mutants that must never be proved."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from quokka.verifier import ir
+from quokka.verifier.builder import ProgramBuilder, add, binop, eq, ge, lt, ne, num
+from quokka.verifier.checks import certificate_result
+from quokka.verifier.engines import inductive, kinduction
+from quokka.verifier.engines.base import Budget, EngineResult, Status
+from quokka.verifier.frontend import lower
+from quokka.verifier.options import Options
+from quokka.verifier.results import Verdict
+
+from invariants.verify import verify_program
+
+BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+
+
+def _lagging(init_y: int = 0, steps: int | None = None) -> ir.Program:
+    """`while (*) { assert(x == 0); x = y; y = 0; }` from x = 0, y = `init_y`: 2-inductive,
+    not 1-inductive (from x == 0 alone, y is arbitrary). `steps` bounds the loop by a counter."""
+    b = ProgramBuilder("lagging.c")
+    x, y, go, i = b.var("x"), b.var("y"), b.var("go"), b.var("i")
+    b.assign(x, num(0))
+    b.assign(y, num(init_y))
+    b.assign(i, num(0))
+    with b.loop():
+        b.havoc(go)
+        b.if_break(eq(go, num(0)))
+        if steps is not None:
+            b.if_break(ge(i, num(steps)))
+            b.assign(i, add(i, num(1)))
+        b.check(eq(x, num(0)))
+        b.assign(x, y)
+        b.assign(y, num(0))
+    return b.build()
+
+
+def _even_lag(bad: int = 7, step: int = 2) -> ir.Program:
+    """x counts by `step` from 0; z lags x by one iteration, w by two; `assert(w != bad)`.
+    With `x % 2 == 0` known it is 2-inductive; without it, k-inductive for no k."""
+    b = ProgramBuilder("even_lag.c")
+    x, z, w, go = b.var("x"), b.var("z"), b.var("w"), b.var("go")
+    for v in (x, z, w):
+        b.assign(v, num(0))
+    with b.loop():
+        b.havoc(go)
+        b.if_break(eq(go, num(0)))
+        b.check(ne(w, num(bad)))
+        b.assign(w, z)
+        b.assign(z, x)
+        b.assign(x, add(x, num(step)))
+    return b.build()
+
+
+def _even(program: ir.Program) -> dict[str, ir.Expr]:
+    x = next(v for v in program.variables if v.c_name == "x")
+    parity = binop("%", ir.Var(x.name, x.type), num(2))
+    return {program.loops[0].id: eq(parity, num(0))}
+
+
+def _counter(bound: int, claimed: int) -> ir.Program:
+    """`i = 0; while (i < bound) i++; assert(i == claimed);`"""
+    b = ProgramBuilder("counter.c")
+    i = b.var("i")
+    b.assign(i, num(0))
+    with b.loop():
+        b.if_break(ge(i, num(bound)))
+        b.assign(i, add(i, num(1)))
+    b.check(eq(i, num(claimed)))
+    return b.build()
+
+
+def _kind(program: ir.Program, aux: dict[str, ir.Expr] | None = None, **kw: object) -> EngineResult:
+    return kinduction.check_program(program, Budget.of(30.0), aux, **kw)  # type: ignore[arg-type]
+
+
+def test_two_inductive_without_invariants() -> None:
+    program = _lagging()
+    assert not inductive.prove_with(program, {}, Budget.of(10.0)).safe  # not 1-inductive
+    result = _kind(program)
+    assert result.safe, result.reason
+    assert result.stats["k_induction"] == 2
+    checked, why = certificate_result(program, result, Budget.of(20.0))
+    assert checked is not None, why
+    assert "fresh solvers" in why
+
+
+def test_auxiliary_invariant_makes_it_provable() -> None:
+    program = _even_lag()
+    alone = _kind(program, max_k=8)
+    assert not alone.safe and "not 8-inductive" in alone.reason
+    helped = _kind(program, _even(program))
+    assert helped.safe, helped.reason
+    assert helped.stats["k_induction"] == 2
+    assert helped.invariants == _even(program)
+    assert certificate_result(program, helped, Budget.of(20.0))[0] is not None
+
+
+def test_auxiliary_invariant_that_is_not_inductive_is_refused() -> None:
+    program = _even_lag(step=3)  # x % 2 == 0 fails after one iteration
+    result = _kind(program, _even(program))
+    assert not result.safe
+    assert "not inductive" in result.reason
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        _lagging(init_y=1),  # the error at the second head
+        _lagging(init_y=1, steps=5),
+        _even_lag(bad=8),  # w reaches 8 (wrong bound)
+        _counter(10, 11),  # off by one
+        _counter(10, 9),
+    ],
+)
+def test_false_programs_are_never_proved(program: ir.Program) -> None:
+    result = _kind(program, max_k=24)
+    assert not result.safe, result.reason
+
+
+def test_even_with_aux_mutants_are_never_proved() -> None:
+    for bad in (0, 8, 16):  # reachable values of w: the assertion fails
+        program = _even_lag(bad=bad)
+        assert not _kind(program, _even(program), max_k=16).safe
+
+
+def test_forged_bound_is_rejected_by_the_gate() -> None:
+    program = _lagging()
+    forged = EngineResult(kinduction.ENGINE, Status.SAFE, "forged", {}, stats={"k_induction": 1})
+    checked, why = certificate_result(program, forged, Budget.of(20.0))
+    assert checked is None
+    assert "not confirmed" in why
+
+
+def test_counter_exit_value_is_proved() -> None:
+    result = _kind(_counter(1000, 1000))
+    assert result.safe, result.reason
+
+
+def test_dump_and_profile(tmp_path: Path) -> None:
+    budget = Budget.of(30.0)
+    result = kinduction.check_program(_lagging(), budget, dump_dir=tmp_path)
+    assert result.safe
+    assert (tmp_path / "kinduction" / "step2.smt2").read_text().endswith("(check-sat)\n")
+    assert '"status": "safe"' in (tmp_path / "kinduction" / "summary.json").read_text()
+    rows = {t.what: t for t in budget.recorder.snapshot(kinduction.ENGINE)}
+    assert rows["kind step query"].count == 2  # the base case folds to constants: no query
+    failing = Budget.of(30.0)
+    assert not kinduction.check_program(_lagging(init_y=1), failing).safe
+    base = {t.what: t for t in failing.recorder.snapshot(kinduction.ENGINE)}["kind base query"]
+    assert dict(base.answers) == {"sat": 1}
+
+
+def test_portfolio_verdict_says_how_it_was_proved() -> None:
+    result = verify_program(_lagging(), Options(engines=("kind",), timeout_s=30.0, proposers=()))
+    assert result.verdict is Verdict.TRUE, result.reason
+    assert result.decided_by == kinduction.ENGINE
+    assert "fresh solvers" in str(result.extra["proof"])
+
+
+def test_sequential_loops() -> None:
+    """Two loops in sequence: the lag in the second, the first counts to 10."""
+    b = ProgramBuilder("seq.c")
+    i, x, y, go = b.var("i"), b.var("x"), b.var("y"), b.var("go")
+    b.assign(i, num(0))
+    with b.loop():
+        b.if_break(ge(i, num(10)))
+        b.assign(i, add(i, num(1)))
+    b.assign(x, num(0))
+    b.assign(y, num(0))
+    with b.loop():
+        b.havoc(go)
+        b.if_break(eq(go, num(0)))
+        b.check(eq(x, num(0)))
+        b.assign(x, y)
+        b.assign(y, num(0))
+    b.check(lt(i, num(11)))
+    result = _kind(b.build())
+    assert result.safe, result.reason
+
+
+def _sample(set_name: str, count: int) -> list[tuple[Path, bool]]:
+    with (BENCH / set_name / "tasks.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return [(BENCH / set_name / r["file"], r["expected_verdict"] == "true") for r in rows[:count]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("set_name", ["hardtail-dev", "quokka-dev"])
+def test_agrees_with_expected_verdicts(set_name: str) -> None:
+    if not (BENCH / set_name / "tasks.csv").exists():
+        pytest.skip(f"no {set_name}")
+    for path, expected in _sample(set_name, 12):
+        program = lower(path, "ILP32", "unreach-call", "nondet")
+        result = kinduction.check_program(program, Budget.of(3.0))
+        assert not (result.safe and not expected), path
