@@ -87,7 +87,9 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
         "fuzz": lambda program, budget: fuzz.check(program, budget, options.seed),
         "execute": execute.check,
         "algebra": algebra.check,
-        "kind": lambda program, budget: kinduction.check_program(program, budget, dump_dir=_kind_dump(options)),
+        "kind": lambda program, budget: kinduction.check_program(
+            program, budget, dump_dir=_kind_dump(options)
+        ),
     }
     return {name: table[name] for name in options.engines if name in table}
 

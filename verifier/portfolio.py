@@ -317,7 +317,8 @@ class Portfolio:
         from .doublecheck import REFUTED, double_check  # cvc5 loads only when asked for
 
         if k_inductive(result) is not None:
-            return {"double_check": "skipped: a k-inductive proof is no certificate for cvc5; it was proven again, afresh"}
+            note = "skipped: a k-inductive proof is no certificate for cvc5; it was proven again, afresh"
+            return {"double_check": note}
         if invariant_free(result) and self.program.loops:
             return {
                 "double_check": "skipped: a complete unrolling or the one execution has no invariants "

@@ -165,7 +165,7 @@ def test_portfolio_verdict_says_how_it_was_proved() -> None:
 
 
 def test_sequential_loops() -> None:
-    """Two loops in sequence: the lag in the second, the first counts to 10."""
+    """Two loops in sequence: the first counts to 10, the second lags (2-inductive given i <= 10)."""
     b = ProgramBuilder("seq.c")
     i, x, y, go = b.var("i"), b.var("x"), b.var("y"), b.var("go")
     b.assign(i, num(0))
@@ -181,8 +181,13 @@ def test_sequential_loops() -> None:
         b.assign(x, y)
         b.assign(y, num(0))
     b.check(lt(i, num(11)))
-    result = _kind(b.build())
+    program = b.build()
+    assert not _kind(program, max_k=8).safe  # states with i > 10 at the second head stutter
+    bounded = {loop.id: ir.Binary("<=", i, num(10), ir.INT) for loop in program.loops}
+    result = _kind(program, bounded)
     assert result.safe, result.reason
+    assert result.stats["k_induction"] == 2
+    assert certificate_result(program, result, Budget.of(20.0))[0] is not None
 
 
 def _sample(set_name: str, count: int) -> list[tuple[Path, bool]]:

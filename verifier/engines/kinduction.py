@@ -6,7 +6,8 @@ transition system. `P` says that no edge from the state's head to the error is e
 are invariants proven inductive (and the type-range facts), assumed at every state.
 
 - base case (k): no error within k iterations of every loop instance: BMC's unrolling
-  (`bmc_unroll`) to bound k, which covers every path through the first k head states;
+  (`bmc_unroll`) to bound k, which covers every path through the first k head states (asked
+  only once the step case holds at k: finding errors is BMC's job);
 - step case (k): k consecutive states satisfying `aux` and `P`, linked by transitions, cannot
   reach a state (satisfying `aux`) where `P` fails.
 
@@ -29,7 +30,7 @@ import z3
 from ..encode import ENTRY, ERROR, Edge, Encoding, constants, encode
 from ..errors import EngineError, UnsupportedFeature
 from ..ir import Expr, Program
-from ..smt import INTEGERS, Translator
+from ..smt import Translator
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import Formula, FormulaTooLarge, OutOfTime, Settings, Unroller, UnsupportedShape
 from .inductive import Obligations, check, invariant_formulas
@@ -93,8 +94,15 @@ def _search(
         if budget.expired:
             result = unknown(engine, f"timeout at k={k}", watch.elapsed(), {"k": k})
             break
+        step_answer = step.holds(k, budget, dump_dir)
+        if step_answer == z3.sat:
+            answers.append(_Answer(k, "not asked", str(step_answer)))
+            continue
+        if step_answer == z3.unknown:
+            result = unknown(engine, f"solver gave up on the step case at k={k}", watch.elapsed(), {"k": k})
+            answers.append(_Answer(k, "not asked", str(step_answer)))
+            break
         base_answer = base.holds(k, budget)
-        step_answer = step.holds(k, budget, dump_dir) if base_answer == z3.unsat else z3.unknown
         answers.append(_Answer(k, str(base_answer), str(step_answer)))
         if base_answer == z3.sat:
             result = unknown(engine, f"base case fails: an error is reachable within k={k}",
@@ -103,9 +111,8 @@ def _search(
         if base_answer == z3.unknown:
             result = unknown(engine, f"solver gave up on the base case at k={k}", watch.elapsed(), {"k": k})
             break
-        if step_answer == z3.unsat:
-            result = _safe(program, aux, k, watch, engine)
-            break
+        result = _safe(program, aux, k, watch, engine)
+        break
     _dump(dump_dir, aux, answers, result)
     return result
 
@@ -230,7 +237,8 @@ class _Step:
         cases = []
         for e in self.moves:
             values = [after[n] == self._copy(e.post[n], e, i) for n in self.enc.pre]
-            cases.append(z3.And(self._at(i, e.src), self._copy(e.guard, e, i), self._at(i + 1, e.dst), *values))
+            move = [self._at(i, e.src), self._copy(e.guard, e, i), self._at(i + 1, e.dst)]
+            cases.append(z3.And(*move, *values))
         return z3.Or(*cases)
 
     def _state(self, i: int) -> dict[str, z3.ExprRef]:
@@ -272,12 +280,16 @@ def confirm(program: Program, result: EngineResult, budget: Budget) -> EngineRes
     try:
         base = _Base(program, budget, incremental=False).holds(k, budget)
     except (UnsupportedFeature, UnsupportedShape, FormulaTooLarge, OutOfTime) as exc:
-        return unknown(ENGINE, f"base case not re-checked: {exc or 'timeout'}", watch.elapsed())
+        why = str(exc) or "timeout"
+        return unknown(ENGINE, f"base case not re-checked: {why}", watch.elapsed())
     step = _Step(*prepared).holds(k, budget) if base == z3.unsat else z3.unknown
     if base != z3.unsat or step != z3.unsat:
-        return unknown(ENGINE, f"k-induction (k={k}) not confirmed: base {base}, step {step}", watch.elapsed())
-    reason = f"k-induction re-checked in fresh solvers: base case and step case at k={k}, auxiliary invariants inductive"
-    return EngineResult(ENGINE, Status.SAFE, reason, result.invariants, None, watch.elapsed(), {"k_induction": k})
+        why = f"k-induction (k={k}) not confirmed: base {base}, step {step}"
+        return unknown(ENGINE, why, watch.elapsed())
+    reason = (f"k-induction re-checked in fresh solvers: base case and step case at k={k}, "
+              "auxiliary invariants inductive")  # fmt: skip
+    stats = {"k_induction": k}
+    return EngineResult(ENGINE, Status.SAFE, reason, result.invariants, None, watch.elapsed(), stats)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -309,7 +321,9 @@ def _ticker(budget: Budget) -> Callable[[], None]:
     return tick
 
 
-def _dump(dump_dir: Path | None, aux: Mapping[str, Expr], answers: Sequence[_Answer], result: EngineResult) -> None:
+def _dump(
+    dump_dir: Path | None, aux: Mapping[str, Expr], answers: Sequence[_Answer], result: EngineResult
+) -> None:
     if dump_dir is None:
         return
     from ..printer import format_expr
