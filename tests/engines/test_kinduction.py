@@ -7,6 +7,9 @@ import csv
 from pathlib import Path
 
 import pytest
+from quokka.invariants.protocol import Candidate, ProposalContext
+from quokka.invariants.quokka_loop import QuokkaLoop
+from quokka.invariants.verify import verify_program
 from quokka.verifier import ir
 from quokka.verifier.builder import ProgramBuilder, add, binop, eq, ge, lt, ne, num
 from quokka.verifier.checks import certificate_result
@@ -15,8 +18,6 @@ from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.frontend import lower
 from quokka.verifier.options import Options
 from quokka.verifier.results import Verdict
-
-from invariants.verify import verify_program
 
 BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
 
@@ -205,3 +206,24 @@ def test_agrees_with_expected_verdicts(set_name: str) -> None:
         program = lower(path, "ILP32", "unreach-call", "nondet")
         result = kinduction.check_program(program, Budget.of(3.0))
         assert not (result.safe and not expected), path
+
+
+class _Parity:
+    """Proposes `x % 2 == 0` and nothing else: Houdini keeps it, and it proves nothing alone."""
+
+    name = "parity"
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        return [Candidate(loop, expr, "x % 2 == 0", self.name)
+                for loop, expr in _even(context.program).items()]  # fmt: skip
+
+
+def test_quokka_loop_strengthens_k_induction_with_houdini(tmp_path: Path) -> None:
+    program = _even_lag()
+    with_kind = Options(engines=("houdini", "kind"), dump_dir=tmp_path)
+    result = QuokkaLoop([_Parity()], with_kind, None).run(program, Budget.of(30.0))
+    assert result.safe, result.reason
+    assert result.stats["k_induction"] == 2
+    assert (tmp_path / "kind-houdini" / "kinduction" / "summary.json").exists()
+    without = QuokkaLoop([_Parity()], Options(engines=("houdini",)), None).run(program, Budget.of(30.0))
+    assert not without.safe
