@@ -30,6 +30,7 @@ import z3
 from ..encode import ENTRY, ERROR, Edge, Encoding, constants, encode
 from ..errors import EngineError, UnsupportedFeature
 from ..ir import Expr, Program
+from ..printer import format_expr
 from ..smt import Translator
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
 from .bmc_unroll import Formula, FormulaTooLarge, OutOfTime, Settings, Unroller, UnsupportedShape
@@ -94,7 +95,7 @@ def _search(
         if budget.expired:
             result = unknown(engine, f"timeout at k={k}", watch.elapsed(), {"k": k})
             break
-        step_answer = step.holds(k, budget, dump_dir)
+        step_answer = step.holds(k, budget)
         if step_answer == z3.sat:
             answers.append(_Answer(k, "not asked", str(step_answer)))
             continue
@@ -113,7 +114,9 @@ def _search(
             break
         result = _safe(program, aux, k, watch, engine)
         break
-    _dump(dump_dir, aux, answers, result)
+    if dump_dir is not None and answers:
+        _write(dump_dir, f"step{answers[-1].k}.smt2", step.smtlib())
+        _dump(dump_dir, aux, answers, result)
     return result
 
 
@@ -193,25 +196,25 @@ class _Step:
         self.errors = [e for e in enc.edges if e.src != ENTRY and e.dst == ERROR]
         self.solver = _solver()
         self.depth = 0  # states 0..depth carry their facts
+        self.goal: z3.BoolRef = z3.BoolVal(False)
         self._extra = {id(e): _extra_constants(enc, e) for e in enc.edges}
         self._assume(0)
 
-    def holds(self, k: int, budget: Budget, dump_dir: Path | None = None) -> z3.CheckSatResult:
+    def holds(self, k: int, budget: Budget) -> z3.CheckSatResult:
         """unsat when k states satisfying the property force the next one to."""
         while self.depth < k:
             i = self.depth
             self.solver.add(self._no_error(i), self._transition(i))
             self.depth += 1
             self._assume(self.depth)
-        goal = z3.FreshBool("step")
-        self.solver.add(z3.Implies(goal, z3.Or(*self._error_at(k))))
-        if dump_dir is not None:
-            _write(dump_dir, f"step{k}.smt2", self._smtlib(goal))
-        return _timed(self.solver, [goal], budget, "kind step query")
+        self.goal = z3.FreshBool("step")
+        self.solver.add(z3.Implies(self.goal, z3.Or(*self._error_at(k))))
+        return _timed(self.solver, [self.goal], budget, "kind step query")
 
-    def _smtlib(self, goal: z3.BoolRef) -> str:
+    def smtlib(self) -> str:
+        """The last step query in SMT-LIB."""
         dump = z3.Solver()
-        dump.add(*self.solver.assertions(), goal)
+        dump.add(*self.solver.assertions(), self.goal)
         return str(dump.sexpr()) + "(check-sat)\n"
 
     def _loc(self, i: int) -> z3.ArithRef:
@@ -321,13 +324,8 @@ def _ticker(budget: Budget) -> Callable[[], None]:
     return tick
 
 
-def _dump(
-    dump_dir: Path | None, aux: Mapping[str, Expr], answers: Sequence[_Answer], result: EngineResult
-) -> None:
-    if dump_dir is None:
-        return
-    from ..printer import format_expr
-
+def _dump(dump_dir: Path, aux: Mapping[str, Expr], answers: Sequence[_Answer], result: EngineResult) -> None:
+    """`summary.json`: the auxiliary invariants, each k's answers, the outcome."""
     payload = {
         "auxiliary": {loop: format_expr(e) for loop, e in aux.items()},
         "rounds": [{"k": a.k, "base": a.base, "step": a.step} for a in answers],
