@@ -137,7 +137,7 @@ class QuokkaLoop:
         aux = {loop: conjunction(kept) for loop, kept in last.kept.items() if kept}
         if not aux:
             return None  # the plain `kind` engine tries that
-        dump = None if self.options.dump_dir is None else self.options.dump_dir / "kind-houdini"
+        dump = None if self.options.dump_dir is None else self.options.dump_dir / "kinduction-houdini"
         with budget.recorder.timed("k-induction (Houdini's invariants)") as call:
             result = kinduction.check_program(program, budget.fraction(KIND_SHARE), aux,
                                               max_k=KIND_MAX_K, dump_dir=dump)  # fmt: skip

@@ -96,7 +96,7 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
 
 def _kind_dump(options: Options) -> Path | None:
     """Where k-induction writes its queries (`--dump-dir`)."""
-    return None if options.dump_dir is None else options.dump_dir / "kind"
+    return None if options.dump_dir is None else options.dump_dir / "kinduction"
 
 
 def strategies(

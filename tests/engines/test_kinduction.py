@@ -148,8 +148,8 @@ def test_dump_and_profile(tmp_path: Path) -> None:
     budget = Budget.of(30.0)
     result = kinduction.check_program(_lagging(), budget, dump_dir=tmp_path)
     assert result.safe
-    assert (tmp_path / "kinduction" / "step2.smt2").read_text().endswith("(check-sat)\n")
-    assert '"status": "safe"' in (tmp_path / "kinduction" / "summary.json").read_text()
+    assert (tmp_path / "step2.smt2").read_text().endswith("(check-sat)\n")
+    assert '"status": "safe"' in (tmp_path / "summary.json").read_text()
     rows = {t.what: t for t in budget.recorder.snapshot(kinduction.ENGINE)}
     assert rows["kind step query"].count == 2  # the base case folds to constants: no query
     failing = Budget.of(30.0)
@@ -158,11 +158,15 @@ def test_dump_and_profile(tmp_path: Path) -> None:
     assert dict(base.answers) == {"sat": 1}
 
 
-def test_portfolio_verdict_says_how_it_was_proved() -> None:
-    result = verify_program(_lagging(), Options(engines=("kind",), timeout_s=30.0, proposers=()))
+def test_portfolio_verdict_says_how_it_was_proved(tmp_path: Path) -> None:
+    options = Options(engines=("kind",), timeout_s=30.0, proposers=(), dump_dir=tmp_path)
+    result = verify_program(_lagging(), options)
     assert result.verdict is Verdict.TRUE, result.reason
     assert result.decided_by == kinduction.ENGINE
     assert "fresh solvers" in str(result.extra["proof"])
+    assert "skipped: a k-inductive proof" in str(result.extra["double_check"])  # tests double-check
+    assert (tmp_path / "kinduction" / "step2.smt2").exists()
+    assert {(t.who, t.what) for t in result.profile} >= {("kind", "kind step query")}
 
 
 def test_sequential_loops() -> None:
@@ -229,6 +233,6 @@ def test_quokka_loop_strengthens_k_induction_with_houdini(tmp_path: Path) -> Non
     result = QuokkaLoop([_Parity()], with_kind, None).run(program, Budget.of(30.0))
     assert result.safe, result.reason
     assert result.stats["k_induction"] == 2
-    assert (tmp_path / "kind-houdini" / "kinduction" / "summary.json").exists()
+    assert (tmp_path / "kinduction-houdini" / "summary.json").exists()
     without = QuokkaLoop([_Parity()], Options(engines=("houdini",)), None).run(program, Budget.of(30.0))
     assert not without.safe

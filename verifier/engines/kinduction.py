@@ -58,7 +58,8 @@ def check_program(
     engine: str = ENGINE,
 ) -> EngineResult:
     """k-induction for k = 1..`max_k` (within `budget`), assuming `aux` (loop id -> invariant,
-    checked inductive here first) and the type-range facts at every loop head."""
+    checked inductive here first) and the type-range facts at every loop head. `dump_dir` gets
+    the last step query (`stepK.smt2`) and `summary.json` (each k's answers)."""
     watch = Stopwatch()
     aux = dict(aux or {})
     if not program.loops:
@@ -336,6 +337,5 @@ def _dump(dump_dir: Path, aux: Mapping[str, Expr], answers: Sequence[_Answer], r
 
 
 def _write(dump_dir: Path, name: str, text: str) -> None:
-    folder = dump_dir / "kinduction"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(text, encoding="utf-8")
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    (dump_dir / name).write_text(text, encoding="utf-8")
