@@ -4,6 +4,8 @@ the certificate gate, and mutants that must never be proved."""
 from __future__ import annotations
 
 import csv
+import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,39 @@ def test_quokka_loop_strengthens_k_induction_with_houdini(tmp_path: Path) -> Non
     assert (tmp_path / "kinduction-houdini" / "summary.json").exists()
     without = QuokkaLoop([_Parity()], Options(engines=("houdini",)), None).run(program, Budget.of(30.0))
     assert not without.safe
+
+
+def _chain(inits: list[int], last: int, bad: int) -> ir.Program:
+    """`while (*) { assert(x1 != bad); x1 = x2; ...; xn = last; }` from x_i = inits[i]: x1 takes
+    the values inits[0], inits[1], ..., then `last` forever (n-inductive, no fewer)."""
+    b = ProgramBuilder("chain.c")
+    xs = [b.var(f"x{i}") for i in range(len(inits))]
+    go = b.var("go")
+    for x, v in zip(xs, inits, strict=True):
+        b.assign(x, num(v))
+    with b.loop():
+        b.havoc(go)
+        b.if_break(eq(go, num(0)))
+        b.check(ne(xs[0], num(bad)))
+        for x, nxt in itertools.pairwise(xs):
+            b.assign(x, nxt)
+        b.assign(xs[-1], num(last))
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_chains_agree_with_their_runs(seed: int) -> None:
+    """The truth of a chain is what its runs show: `bad` is reached iff x1 ever holds it."""
+    rng = random.Random(seed)
+    inits = [rng.randint(0, 4) for _ in range(rng.randint(1, 4))]
+    last, bad = rng.randint(0, 4), rng.randint(0, 4)
+    program = _chain(inits, last, bad)
+    reachable = bad in inits or bad == last
+    result = _kind(program, max_k=8)
+    if reachable:
+        assert not result.safe, (inits, last, bad)
+        assert "base case fails" in result.reason
+    else:
+        assert result.safe, (inits, last, bad, result.reason)
+        assert result.stats["k_induction"] <= len(inits)
+        assert certificate_result(program, result, Budget.of(20.0))[0] is not None
