@@ -39,6 +39,7 @@ from .inductive import Obligations, check, invariant_formulas
 ENGINE = "kind"
 MAX_K = 64
 _QUERY_SHARE = 0.3  # one query may take this share of the time left
+_QE_MS = 500  # for eliminating the inputs of an error edge
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ def check_program(
         return unknown(engine, f"base case too large: {exc}", watch.elapsed())
     except OutOfTime:
         return unknown(engine, "timeout while unrolling the base case", watch.elapsed())
+    except z3.Z3Exception as exc:
+        return unknown(engine, f"solver error: {exc}", watch.elapsed())
 
 
 def _search(
@@ -191,7 +194,8 @@ class _Step:
 
     def __init__(self, enc: Encoding, aux: Mapping[str, z3.BoolRef]) -> None:
         self.enc = enc
-        self.heads = [info.id for info in enc.program.loops]
+        ends = [node for e in enc.edges for node in (e.src, e.dst) if node not in (ENTRY, ERROR)]
+        self.heads = list(dict.fromkeys([*(info.id for info in enc.program.loops), *ends]))
         self.aux = aux
         self.moves = [e for e in enc.edges if e.src != ENTRY and e.dst != ERROR]
         self.errors = [e for e in enc.edges if e.src != ENTRY and e.dst == ERROR]
@@ -199,6 +203,7 @@ class _Step:
         self.depth = 0  # states 0..depth carry their facts
         self.goal: z3.BoolRef = z3.BoolVal(False)
         self._extra = {id(e): _extra_constants(enc, e) for e in enc.edges}
+        self._bad = {id(e): _error_states(e.guard, self._extra[id(e)]) for e in self.errors}
         self._assume(0)
 
     def holds(self, k: int, budget: Budget) -> z3.CheckSatResult:
@@ -231,7 +236,9 @@ class _Step:
                 self.solver.add(z3.Implies(self._at(i, head), self._copy(self.aux[head], None, i)))
 
     def _error_at(self, i: int) -> list[z3.BoolRef]:
-        return [z3.And(self._at(i, e.src), self._copy(e.guard, e, i)) for e in self.errors]
+        """The states at step `i` from which some inputs reach an error: the property says none
+        does for any inputs (a fresh constant per step would let the solver choose harmless ones)."""
+        return [z3.And(self._at(i, e.src), self._copy(self._bad[id(e)], None, i)) for e in self.errors]
 
     def _no_error(self, i: int) -> z3.BoolRef:
         return z3.Not(z3.Or(*self._error_at(i)))
@@ -254,6 +261,23 @@ class _Step:
         if edge is not None:
             pairs += [(c, z3.Const(f"{c}@{i}.{id(edge)}", c.sort())) for c in self._extra[id(edge)]]
         return z3.substitute(term, *pairs)
+
+
+def _error_states(guard: z3.BoolRef, inputs: Sequence[z3.ExprRef]) -> z3.BoolRef:
+    """`exists inputs. guard` over the pre-state: quantifier-free where `qe` manages quickly."""
+    if not inputs:
+        return guard
+    bad = z3.Exists(list(inputs), guard)
+    try:
+        goals = z3.TryFor(z3.Tactic("qe"), _QE_MS).apply(bad)
+    except z3.Z3Exception:
+        return bad
+    exact = goals.as_expr()  # the subgoals' disjunction
+    return bad if _quantified(exact) else exact
+
+
+def _quantified(e: z3.ExprRef) -> bool:
+    return z3.is_quantifier(e) or any(_quantified(c) for c in e.children())
 
 
 def _extra_constants(enc: Encoding, edge: Edge) -> list[z3.ExprRef]:
@@ -283,10 +307,10 @@ def confirm(program: Program, result: EngineResult, budget: Budget) -> EngineRes
         return unknown(ENGINE, prepared, watch.elapsed())
     try:
         base = _Base(program, budget, incremental=False).holds(k, budget)
-    except (UnsupportedFeature, UnsupportedShape, FormulaTooLarge, OutOfTime) as exc:
+        step = _Step(*prepared).holds(k, budget) if base == z3.unsat else z3.unknown
+    except (UnsupportedFeature, UnsupportedShape, FormulaTooLarge, OutOfTime, z3.Z3Exception) as exc:
         why = str(exc) or "timeout"
-        return unknown(ENGINE, f"base case not re-checked: {why}", watch.elapsed())
-    step = _Step(*prepared).holds(k, budget) if base == z3.unsat else z3.unknown
+        return unknown(ENGINE, f"k-induction not re-checked: {why}", watch.elapsed())
     if base != z3.unsat or step != z3.unsat:
         why = f"k-induction (k={k}) not confirmed: base {base}, step {step}"
         return unknown(ENGINE, why, watch.elapsed())
