@@ -2,7 +2,8 @@
 
 A state is a loop head (`loc`) and the values of the variables there; a transition is an edge
 of the cutpoint graph (`encode`) between two loop heads, so nested and sequential loops are one
-transition system. `P` says that no edge from the state's head to the error is enabled; `aux`
+transition system. `P` says that no edge from the state's head to the error is enabled, for
+any inputs (they are eliminated by `qe`, or quantified); `aux`
 are invariants proven inductive (and the type-range facts), assumed at every state.
 
 - base case (k): no error within k iterations of every loop instance: BMC's unrolling
