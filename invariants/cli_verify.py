@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
         "--engines",
         help=f"comma-separated, of {','.join(ENGINES)} (default: {','.join(Options().engines)}; "
         "bitblast starts only for loop-free programs and those computing with bits, fuzz only with a C file, "
-        "algebra only where a loop asserts a nonlinear equality)",
+        "algebra only where a loop asserts a nonlinear equality; kind: k-induction, not by default)",
     )
     parser.add_argument(
         "--proposers",

@@ -12,10 +12,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quokka.verifier.engines import algebra, houdini, inductive, twoquery
+from quokka.verifier.engines import algebra, houdini, inductive, kinduction, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
 from quokka.verifier.ir import Expr, Program
+from quokka.verifier.ir.builder import conjunction
 from quokka.verifier.options import Options
 from quokka.verifier.verdict.dump import dump_json
 from quokka.verifier.verdict.portfolio import Strategy
@@ -25,6 +26,8 @@ from .protocol import Candidate, ProposalContext, Proposer, loop_contexts
 
 ROUNDS = 3
 TWO_QUERY_LIMIT = 6
+KIND_SHARE = 0.3  # of the time left: k-induction strengthened with what Houdini kept
+KIND_MAX_K = 16
 NOT_PROVED = "no proposed candidate proved the property"
 
 _log = logging.getLogger(__name__)
@@ -119,7 +122,27 @@ class QuokkaLoop:
             ctis = _merge_ctis(ctis, last.ctis)
             if budget.expired:
                 break
+        strengthened = self._k_induction(program, last, budget)
+        if strengthened is not None:
+            return self._finish(strengthened, pool, last, watch)
         return self._two_query(program, pool, last, budget, watch)
+
+    def _k_induction(
+        self, program: Program, last: houdini.HoudiniResult | None, budget: Budget
+    ) -> EngineResult | None:
+        """With `kind` among the engines: k-induction assuming the invariants Houdini proved
+        (`kinduction`); SAFE, or None."""
+        if "kind" not in self.options.engines or last is None or not last.complete:
+            return None
+        aux = {loop: conjunction(kept) for loop, kept in last.kept.items() if kept}
+        if not aux:
+            return None  # the plain `kind` engine tries that
+        dump = None if self.options.dump_dir is None else self.options.dump_dir / "kinduction-houdini"
+        with budget.recorder.timed("k-induction (Houdini's invariants)") as call:
+            result = kinduction.check_program(program, budget.fraction(KIND_SHARE), aux,
+                                              max_k=KIND_MAX_K, dump_dir=dump)  # fmt: skip
+            call.answer = result.status.value
+        return result if result.status is Status.SAFE else None
 
     def _algebra(
         self, program: Program, equalities: dict[str, list[Expr]], budget: Budget

@@ -77,7 +77,7 @@ def _not_applicable(program: Program) -> set[str]:
 
 def engine_strategies(options: Options) -> dict[str, Strategy]:
     """The plain engines selected in `options` (imported lazily: each runs in its own process)."""
-    from quokka.verifier.engines import algebra, bitblast, bmc, execute, fuzz, spacer
+    from quokka.verifier.engines import algebra, bitblast, bmc, execute, fuzz, kinduction, spacer
 
     table: dict[str, Strategy] = {
         "bmc": lambda program, budget: bmc.check(program, budget),
@@ -87,8 +87,16 @@ def engine_strategies(options: Options) -> dict[str, Strategy]:
         "fuzz": lambda program, budget: fuzz.check(program, budget, options.seed),
         "execute": execute.check,
         "algebra": algebra.check,
+        "kind": lambda program, budget: kinduction.check_program(
+            program, budget, dump_dir=_kind_dump(options)
+        ),
     }
     return {name: table[name] for name in options.engines if name in table}
+
+
+def _kind_dump(options: Options) -> Path | None:
+    """Where k-induction writes its queries (`--dump-dir`)."""
+    return None if options.dump_dir is None else options.dump_dir / "kinduction"
 
 
 def strategies(

@@ -27,6 +27,7 @@ UNINITIALISED_READINGS = (NONDET, STRICT)
 
 ENGINES = (
     "houdini", "bmc", "spacer", "testing", "bitblast", "fuzz", "execute", "algebra", "twoquery", "inductive",
+    "kind",
 )  # fmt: skip
 DATA_MODELS = ("ILP32", "LP64")
 NUMBERS: tuple[tuple[str, Bounds], ...] = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from quokka.verifier.cfg.uninitialised import possible_uninitialised_read
 from quokka.verifier.encode.smt_bv import BITS
-from quokka.verifier.engines import algebra, bitblast, bmc, execute, inductive
+from quokka.verifier.engines import algebra, bitblast, bmc, execute, inductive, kinduction
 from quokka.verifier.engines.base import Budget, EngineResult, Status
 from quokka.verifier.errors import Coord
 from quokka.verifier.exec import emit_c
@@ -72,6 +72,8 @@ def certificate_result(
         check = _unwound_again(program, bound, budget, result.engine == bitblast.ENGINE)
     elif algebra.algebraic(result):
         check = algebra.confirm(program, result.invariants, budget)
+    elif kinduction.k_inductive(result) is not None:  # no 1-inductive certificate: the proof again
+        check = kinduction.confirm(program, result, budget)
     elif program.loops:
         check = inductive.prove_with(program, result.invariants, budget)
     else:

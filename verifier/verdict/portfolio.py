@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
+from quokka.verifier.engines.kinduction import k_inductive
 from quokka.verifier.infra.processes import (
     Child,
     ChildSetup,
@@ -230,7 +231,7 @@ class Portfolio:
         with self.recorder.timed("overflow sites"):
             sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
         invariants = result.invariants
-        if self.config.minimal_certificate:
+        if self.config.minimal_certificate and k_inductive(safe) is None:  # k-induction: no 1-inductive set
             with self.recorder.timed("minimal certificate"):
                 invariants = minimal_invariants(self.program, safe)
         return dataclasses.replace(
@@ -310,6 +311,8 @@ class Portfolio:
         extra = self._double_checked(result) if self.config.double_check else {}
         if extra is None:
             return None
+        if k_inductive(result) is not None:  # the invariants alone do not prove it: say what does
+            extra = {**extra, "proof": why}
         self._safe = result
         return self._result(
             Verdict.TRUE, result.reason, invariants=checked, decided_by=result.engine, extra=extra
@@ -322,6 +325,9 @@ class Portfolio:
             double_check,
         )
 
+        if k_inductive(result) is not None:
+            note = "skipped: a k-inductive proof is no certificate for cvc5; it was proven again, afresh"
+            return {"double_check": note}
         if invariant_free(result) and self.program.loops:
             return {
                 "double_check": "skipped: a complete unrolling or the one execution has no invariants "
