@@ -18,6 +18,7 @@ from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.properties import PropertyChoice, decide
 from quokka.verifier.results import Diagnostic, Result, Verdict
+from quokka.verifier.schedule import available_cores
 from quokka.verifier.task import read_task
 from quokka.verifier.witnesses import WitnessError, violation_waypoints, witness_invariants
 
@@ -101,7 +102,7 @@ def strategies(
         # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))
     if "houdini" in options.engines and proposers:
-        chosen["quokka"] = QuokkaLoop(proposers, options, source).run
+        chosen.update(_loops(proposers, options, source))
     refused = refusal(program)
     if refused is not None:
         return {name: s if name in FLOAT_STRATEGIES else _refused(name, refused)
@@ -109,6 +110,25 @@ def strategies(
     return chosen
 
 
+def _loops(proposers: list[Proposer], options: Options, source: str | None) -> dict[str, Strategy]:
+    """The proposer loop; when staged with a model, also without it ("quokka", the first stage's)
+    and with it ("model", after the engines: `schedule`)."""
+    cheap = [p for p in proposers if p.name != "llm"]
+    if options.cores == 0 or len(cheap) == len(proposers):
+        return {"quokka": QuokkaLoop(proposers, options, source).run}
+    loops: dict[str, Strategy] = {MODEL_STRATEGY: QuokkaLoop(proposers, options, source).run}
+    if cheap:
+        loops = {"quokka": QuokkaLoop(cheap, options, source).run, **loops}
+    return loops
+
+
+def _model_strategy(options: Options, proposers: list[Proposer]) -> str:
+    """The strategy that asks the model (`_loops`)."""
+    staged = options.cores != 0 and any(p.name != "llm" for p in proposers)
+    return MODEL_STRATEGY if staged else "quokka"
+
+
+MODEL_STRATEGY = "model"
 # what may handle floating point: FALSE or UNKNOWN only
 FLOAT_STRATEGIES = frozenset({"bmc", "testing", "fuzz"})
 
@@ -131,6 +151,7 @@ def verify_program(
     model = model or ModelSettings()
     proposers = make_proposers(options, model)
     requested = requested_model(model)
+    model_loop = _model_strategy(options, proposers)
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,
@@ -138,11 +159,12 @@ def verify_program(
         replay_with_compiler=options.replay_with_compiler,
         minimal_certificate=not options.all_invariants,
         double_check=options.double_check,
-        uncapped=frozenset({"quokka"}) if any(p.name == "llm" for p in proposers) else frozenset(),
+        uncapped=frozenset({model_loop}) if any(p.name == "llm" for p in proposers) else frozenset(),
         # testing's finds come within seconds; it should not slow the provers down meanwhile
         yielding=frozenset({"testing", "fuzz"}),
         # a model asked for by name: its candidates are reported even when another engine decides
-        reporting=frozenset({"quokka"}) if requested else frozenset(),
+        reporting=frozenset({model_loop}) if requested else frozenset(),
+        cores=available_cores() if options.cores is None else options.cores,
     )
     return Portfolio(program, config).run(strategies(program, options, proposers, source))
 

@@ -72,6 +72,7 @@ class BatchSpec:
     problems: tuple[str, ...] = ()
     # `--property`: the property every task checks (None: each task's own; the tasks carry it)
     property: str | None = None
+    cores: int | None = None  # `verify --cores` of every task (its share of the machine); None: not given
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,8 @@ def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]
                "--property", task.property]  # the task's property, not a plain C file's `assert`
     if data_model:
         command += ["--data-model", data_model]
+    if spec.cores is not None:  # before the configuration's arguments, which may name their own
+        command += ["--cores", str(spec.cores)]
     return (*command, *config.args, *spec.verify_args)
 
 
