@@ -200,6 +200,7 @@ class Portfolio:
         self.started = time.monotonic()
         self._pending: list[Child] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
+        self._cut = ""  # why a SAFE answer was no verdict: the recursion was cut (`bounded_recursion`)
         self.snapshots = _Snapshots()
         self.recorder = Recorder()  # the checks done here
 
@@ -294,7 +295,7 @@ class Portfolio:
                     return verdict
                 self._after(slot, answer, time.monotonic() - started, queue)
             self._kill_overdue(deadlines, queue)
-        reason = "timeout" if pending or queue.slots else self._unknown_reason()
+        reason = self._cut or ("timeout" if pending or queue.slots else self._unknown_reason())
         for run in pending:
             self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
         for slot in queue.slots:
@@ -344,6 +345,7 @@ class Portfolio:
     def _check_safe(self, result: EngineResult) -> Result | None:
         bounded = bounded_recursion(self.program)
         if bounded is not None:  # no TRUE for an under-approximation: the falsifiers go on
+            self._cut = bounded
             self.runs.append(EngineRun("recursion", "unknown", 0.0, f"{result.engine}: {bounded}"))
             return None
         refused = refusal(self.program)  # only a complete unrolling may prove a program with floats

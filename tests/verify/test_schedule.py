@@ -1,0 +1,181 @@
+"""The scheduler: at most `cores` strategies at once, the first stage before the second, a table
+of data; and a cut program's falsifiers are not cut short (issue 40: FALSE past the recursion cut)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from marks import needs_gcc
+from proctree import descendants
+from quokka.invariants.verify import verify_path
+from quokka.verifier.builder import ProgramBuilder, ge, mul, num
+from quokka.verifier.engines.base import Budget, EngineResult, unknown
+from quokka.verifier.errors import InputError
+from quokka.verifier.frontend import lower_source
+from quokka.verifier.ir import Program
+from quokka.verifier.options import Options
+from quokka.verifier.portfolio import Portfolio, PortfolioConfig
+from quokka.verifier.results import Verdict
+from quokka.verifier.schedule import TABLE, Queue, Slot, Stages, Table, features, load_table, plan
+
+NAP_S = 0.4
+
+
+def _program() -> Program:
+    b = ProgramBuilder()
+    x = b.var("x")
+    b.havoc(x)
+    b.check(ge(mul(x, x), num(0)))
+    return b.build()
+
+
+def _napper(log: Path, name: str):  # type: ignore[no-untyped-def]
+    """A strategy that notes when it ran (in its own file under `log`) and decides nothing."""
+
+    def nap(program: Program, budget: Budget) -> EngineResult:
+        start = time.time()
+        time.sleep(NAP_S)
+        (log / f"{name}-{start}.json").write_text(json.dumps([name, start, time.time()]))
+        return unknown(name, "napped")
+
+    return nap
+
+
+def _spans(log: Path) -> list[tuple[str, float, float]]:
+    """(strategy, start, end) of every run, in the order they started."""
+    return sorted((tuple(json.loads(p.read_text())) for p in log.glob("*.json")), key=lambda s: s[1])
+
+
+def _most_at_once(spans: list[tuple[str, float, float]]) -> int:
+    events = sorted([(s, 1) for _, s, _ in spans] + [(e, -1) for _, _, e in spans])
+    running = most = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def _count_children(counts: list[int], done: threading.Event) -> None:
+    """How many live processes are below this one, every few milliseconds until `done`."""
+    while not done.wait(0.02):
+        counts.append(len(descendants(os.getpid())))
+
+
+NAMES = ("quokka", "spacer", "bmc", "testing", "algebra")
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_at_most_cores_strategies_run_at_once_in_the_planned_order(tmp_path: Path, cores: int) -> None:
+    program = _program()
+    config = PortfolioConfig(timeout_s=30, replay_with_compiler=False, cores=cores)
+    alive: list[int] = []
+    done = threading.Event()
+    watcher = threading.Thread(target=_count_children, args=(alive, done))
+    watcher.start()
+    try:
+        result = Portfolio(program, config).run({n: _napper(tmp_path, n) for n in NAMES})
+    finally:
+        done.set()
+        watcher.join()
+    spans = _spans(tmp_path)
+    assert result.verdict is Verdict.UNKNOWN
+    assert _most_at_once(spans) == cores and max(alive) == cores  # the strategies' own times, and /proc
+    assert [name for name, _, _ in spans] == [s.name for s in plan(program, NAMES)]
+
+
+def test_cores_zero_is_the_race_of_old_every_strategy_at_once(tmp_path: Path) -> None:
+    config = PortfolioConfig(timeout_s=30, replay_with_compiler=False, cores=0)
+    Portfolio(_program(), config).run({n: _napper(tmp_path, n) for n in NAMES})
+    assert _most_at_once(_spans(tmp_path)) == len(NAMES)
+
+
+def test_the_queue_starts_the_first_stage_first_with_its_slice_then_fair_shares() -> None:
+    slots = [Slot("a", 1, 1.5), Slot("b", 1, 1.5), Slot("c", 2, None), Slot("d", 2, None)]
+    queue = Queue(list(slots), cores=1)
+    budget = Budget.of(10.0)
+    first = queue.due(0, budget)
+    assert [s.name for s, _ in first] == ["a"] and first[0][1].remaining() == pytest.approx(1.5, abs=0.1)
+    assert queue.due(1, budget) == []  # the one core is busy
+    assert [s.name for s, _ in queue.due(0, budget)] == ["b"]
+    (c, share), = queue.due(0, budget)
+    assert c.name == "c" and share.remaining() == pytest.approx(5.0, abs=0.1)  # half the rest: d waits
+    (d, rest), = queue.due(0, budget)
+    assert d.name == "d" and rest.remaining() == pytest.approx(10.0, abs=0.1)
+
+
+def test_a_first_stage_strategy_that_used_its_slice_comes_again_once() -> None:
+    queue = Queue([Slot("b", 2, None)], cores=1)
+    queue.again(Slot("a", 1, 1.0))
+    queue.again(Slot("a", 1, 1.0))
+    queue.again(Slot("b", 2, None))  # a second-stage slot had its share
+    assert [(s.name, s.stage) for s in queue.slots] == [("b", 2), ("a", 3)]
+    queue.keep_only({"a"})
+    assert [s.name for s in queue.slots] == ["a"]
+
+
+def test_the_plan_puts_the_users_invariants_first_and_unnamed_strategies_last() -> None:
+    table = Table({}, Stages(first=("spacer",), then=("bmc", "spacer"), slice_s=1.0))
+    slots = plan(_program(), ["model", "bmc", "user", "spacer"], table)
+    assert [(s.name, s.stage) for s in slots] == [("user", 1), ("spacer", 1), ("bmc", 2), ("spacer", 2),
+                                                  ("model", 2)]  # fmt: skip
+    assert [s.slice_s for s in slots] == [1.0, 1.0, None, None, None]
+
+
+def test_features_name_the_kind_of_a_program() -> None:
+    nonlinear = features(_program())
+    assert nonlinear.nonlinear and nonlinear.loops == 0 and nonlinear.kind == "loop-free"
+    loop = lower_source(
+        "int a[4]; int main(void) { int i = 0; while (i < 4) { a[i] = i * 100000; i++; } return 0; }"
+    )
+    found = features(loop)
+    assert found.loops == 1 and found.arrays and found.big_constants and not found.nonlinear
+    assert found.kind == "arrays"
+
+
+def test_the_shipped_table_reads_and_names_known_strategies() -> None:
+    table = load_table(TABLE)
+    known = {"quokka", "model", "user", "bmc", "bitblast", "spacer", "testing", "fuzz", "execute", "algebra"}
+    for stages in (table.default, *table.kinds.values()):
+        assert set(stages.first) | set(stages.then) <= known and stages.slice_s > 0
+
+
+def test_a_broken_table_is_a_located_error(tmp_path: Path) -> None:
+    broken = tmp_path / "schedule.toml"
+    broken.write_text("[default]\nfirst = [1]\nthen = []\n")
+    with pytest.raises(InputError, match="cannot read the schedule"):
+        load_table(broken)
+
+
+DEEP_BUG = """\
+extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+void f(int d, int n) {
+  if (d >= n) return;
+  if (d == 6) reach_error();
+  f(d + 1, n);
+}
+int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 100) return 0;
+  f(0, n);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("cores", [0, 1])
+def test_a_bug_beyond_the_recursion_cut_is_false_confirmed_by_gcc(tmp_path: Path, cores: int) -> None:
+    """Every prover says SAFE of the program cut at depth 4; the compiled runs go on and reach
+    the error at depth 6 (issue 40)."""
+    path = tmp_path / "deep.c"
+    path.write_text(DEEP_BUG)
+    result = verify_path(path, Options(timeout_s=20, property="unreach-call", cores=cores))
+    assert result.verdict is Verdict.FALSE, result.reason
+    assert result.counterexample is not None and "gcc" in result.counterexample.confirmed_by
+    assert any(run.engine == "recursion" for run in result.engines)  # a SAFE came first, and was no verdict
