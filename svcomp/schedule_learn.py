@@ -4,10 +4,11 @@
     python -m quokka.svcomp.schedule_learn race.sqlite --out verifier/schedule.toml
 
 For each kind of program (`schedule.Features.kind`, of the task's lowered program), the strategies
-that decided correct results within the slice form the first stage, most such wins first (at most
-`FIRST_MAX`); the second stage lists every strategy that decided any, most wins first (a first-stage
-one again when it also won beyond the slice). A kind with fewer than `MIN_TASKS` decided tasks
-takes the row learned from all tasks (`default`).
+that decided correct results fast (within `--fast` seconds of the race, where every strategy had
+a share of the cores) form the first stage, most such wins first (at most `FIRST_MAX`); the second
+stage lists every strategy that decided any, most wins first (a first-stage one again when it also
+won slowly). The first stage's slice (`--slice`) is a strategy's time alone on a core. A kind with
+fewer than `MIN_TASKS` decided tasks takes the row learned from all tasks (`default`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from quokka.verifier.store import Store
 
 FIRST_MAX = 3
 MIN_TASKS = 4
-SLICE_S = 2.0
+SLICE_S = 1.0
+FAST_S = 3.0  # a fast win, in the race's time (8 strategies on the cores: several times slower than alone)
 CORRECT = "correct"
+# the engine a result names (`decided_by`) -> the strategy that ran it; "frontend" decides before any
+STRATEGY_OF = {"houdini": "quokka", "twoquery": "quokka", "inductive": "quokka", "frontend": ""}
 
 
 @dataclass(frozen=True)
@@ -45,8 +49,12 @@ class Win:
 def wins_of(db: Path) -> list[Win]:
     """The correct decisions recorded in the store `db`, each with its program's kind."""
     with Store.open(db, writer=False) as store:
-        rows = [r for r in store.results() if r.category == CORRECT and r.decided_by]
-    return [Win(_kind(r.program, r.task), r.decided_by, r.verify_time_s or r.wall_s) for r in rows]
+        rows = [r for r in store.results() if r.category == CORRECT and _strategy(r.decided_by)]
+    return [Win(_kind(r.program, r.task), _strategy(r.decided_by), r.verify_time_s or r.wall_s) for r in rows]
+
+
+def _strategy(engine: str) -> str:
+    return STRATEGY_OF.get(engine, engine)
 
 
 def _kind(program: str, task: str) -> str:
@@ -61,34 +69,35 @@ def _kind(program: str, task: str) -> str:
         return "unreadable"
 
 
-def stages(wins: Sequence[Win], slice_s: float) -> tuple[list[str], list[str]]:
-    """The first and second stage learned from `wins`."""
-    fast = Counter(w.strategy for w in wins if w.seconds <= slice_s)
-    slow = Counter(w.strategy for w in wins if w.seconds > slice_s)
+def stages(wins: Sequence[Win], fast_s: float) -> tuple[list[str], list[str]]:
+    """The first and second stage learned from `wins` (fast: within `fast_s`)."""
+    fast = Counter(w.strategy for w in wins if w.seconds <= fast_s)
+    slow = Counter(w.strategy for w in wins if w.seconds > fast_s)
     first = [name for name, _ in fast.most_common(FIRST_MAX)]
     everyone = fast + slow
     then = [name for name, _ in everyone.most_common() if name not in first or slow[name]]
     return first, then
 
 
-def table_text(wins: Sequence[Win], slice_s: float, sources: Iterable[Path]) -> str:
+def table_text(wins: Sequence[Win], slice_s: float, fast_s: float, sources: Iterable[str]) -> str:
     """The TOML of the table learned from `wins` (a comment row per kind with its counts)."""
     lines = [
         "# The stages of `verifier/schedule.py`, per kind of program (`Features.kind`), learned by",
-        f"# `python -m quokka.svcomp.schedule_learn` from {', '.join(map(str, sources))}.",
+        f"# `python -m quokka.svcomp.schedule_learn --slice {slice_s:g} --fast {fast_s:g}` from",
+        f"# {', '.join(sources)} (see that module to learn it again).",
         f"slice_s = {slice_s:g}",
     ]
     kinds = sorted({w.kind for w in wins})
-    lines += _row("default", wins, slice_s)
+    lines += _row("default", wins, fast_s)
     for kind in kinds:
         mine = [w for w in wins if w.kind == kind]
         if len(mine) >= MIN_TASKS and kind != "unreadable":
-            lines += _row(f"kind.{kind}", mine, slice_s)
+            lines += _row(f"kind.{kind}", mine, fast_s)
     return "\n".join(lines) + "\n"
 
 
-def _row(name: str, wins: Sequence[Win], slice_s: float) -> list[str]:
-    first, then = stages(wins, slice_s)
+def _row(name: str, wins: Sequence[Win], fast_s: float) -> list[str]:
+    first, then = stages(wins, fast_s)
     counts = ", ".join(f"{k} {v}" for k, v in Counter(w.strategy for w in wins).most_common())
     median = statistics.median(w.seconds for w in wins)
     return [
@@ -108,13 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m quokka.svcomp.schedule_learn", description=__doc__)
     parser.add_argument("db", type=Path, nargs="+", help="batch stores of runs with --cores 0 (config race)")
     parser.add_argument("--slice", type=float, default=SLICE_S, help="the first stage's slice, seconds")
+    parser.add_argument("--fast", type=float, default=FAST_S, help="a fast win in the race, seconds")
+    parser.add_argument("--source", action="append", default=[], help="what the stores hold (for the header)")
     parser.add_argument("--out", type=Path, help="write the table here (default: standard output)")
     args = parser.parse_args(argv)
     wins = [w for db in args.db for w in wins_of(db)]
     if not wins:
         sys.stderr.write("no correct decisions in the stores\n")
         return 1
-    text = table_text(wins, args.slice, args.db)
+    text = table_text(wins, args.slice, args.fast, args.source or [str(db) for db in args.db])
     if args.out is None:
         sys.stdout.write(text)
     else:

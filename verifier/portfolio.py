@@ -138,10 +138,18 @@ class _Snapshots:
 
     profiles: dict[str, tuple[Timing, ...]] = dataclasses.field(default_factory=dict)
     peaks: dict[str, float] = dataclasses.field(default_factory=dict)
+    earlier: list[Timing] = dataclasses.field(default_factory=list)  # of the runs that ended
 
     def keep(self, name: str, rows: tuple[Timing, ...], peak_mb: float) -> None:
         self.profiles[name] = rows
-        self.peaks[name] = peak_mb
+        self.peaks[name] = max(peak_mb, self.peaks.get(name, 0.0))  # the most of its runs
+
+    def ended(self, name: str) -> None:
+        """`name`'s process is gone: its rows stay when it runs again (a later stage)."""
+        self.earlier.extend(self.profiles.pop(name, ()))
+
+    def rows(self) -> tuple[Timing, ...]:
+        return (*self.earlier, *(t for p in self.profiles.values() for t in p))
 
     def peak_before_kill(self, name: str, pid: int) -> None:
         peak = peak_rss_of(pid)
@@ -213,7 +221,7 @@ class Portfolio:
             result = self._raced(strategies, scratch)
         polished = self._polished(result)
         mine = self.recorder.snapshot("portfolio")
-        rows = (*(t for p in self.snapshots.profiles.values() for t in p), *mine)
+        rows = (*self.snapshots.rows(), *mine)
         return dataclasses.replace(polished, profile=rows, peak_rss_mb=tuple(self.snapshots.peaks.items()))
 
     def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
@@ -306,6 +314,7 @@ class Portfolio:
         """A child that answered: its group killed (what it started), the child reaped."""
         self._pending.remove(run)
         _stop([run], self.snapshots)
+        self.snapshots.ended(run.name)
 
     def _kill_overdue(self, deadlines: dict[int, tuple[Slot, float, float]], queue: Queue) -> None:
         """Kill the strategies still running `OVERDUE_S` after their slice ended (a solver call

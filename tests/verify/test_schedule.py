@@ -179,3 +179,16 @@ def test_a_bug_beyond_the_recursion_cut_is_false_confirmed_by_gcc(tmp_path: Path
     assert result.verdict is Verdict.FALSE, result.reason
     assert result.counterexample is not None and "gcc" in result.counterexample.confirmed_by
     assert any(run.engine == "recursion" for run in result.engines)  # a SAFE came first, and was no verdict
+
+
+def test_the_learned_table_ranks_fast_wins_first_and_reads_back(tmp_path: Path) -> None:
+    from quokka.svcomp.schedule_learn import Win, stages, table_text
+
+    wins = [Win("linear", "spacer", 0.5)] * 3 + [Win("linear", "bmc", 0.8), Win("linear", "bmc", 9.0)]
+    wins += [Win("nonlinear", "algebra", 1.0)] * 4 + [Win("arrays", "quokka", 1.0)]  # arrays: too few
+    assert stages(wins[:5], fast_s=2.0) == (["spacer", "bmc"], ["bmc"])  # bmc again: it also won slowly
+    path = tmp_path / "schedule.toml"
+    path.write_text(table_text(wins, 2.0, 2.0, ["race.sqlite"]))
+    table = load_table(path)
+    assert table.stages("nonlinear").first == ("algebra",) and table.stages("arrays") == table.default
+    assert table.stages("linear") == Stages(("spacer", "bmc"), ("bmc",), 2.0)
