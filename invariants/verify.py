@@ -152,6 +152,7 @@ def verify_program(
     proposers = make_proposers(options, model)
     requested = requested_model(model)
     model_loop = _model_strategy(options, proposers)
+    chosen = strategies(program, options, proposers, source)
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,
@@ -165,8 +166,9 @@ def verify_program(
         # a model asked for by name: its candidates are reported even when another engine decides
         reporting=frozenset({model_loop}) if requested else frozenset(),
         cores=available_cores() if options.cores is None else options.cores,
+        instant=frozenset() if refusal(program) is None else frozenset(chosen) - FLOAT_STRATEGIES,
     )
-    return Portfolio(program, config).run(strategies(program, options, proposers, source))
+    return Portfolio(program, config).run(chosen)
 
 
 def verify_path(path: Path, options: Options, model: ModelSettings | None = None) -> Result:

@@ -75,6 +75,7 @@ class PortfolioConfig:
     # the strategies that can only refute (their SAFE is no verdict): kept running when a SAFE
     # cannot become TRUE (a program whose recursion was cut)
     falsifiers: frozenset[str] = frozenset({"fuzz", "testing", "bmc"})
+    instant: frozenset[str] = frozenset()  # strategies that answer at once (`schedule.plan`)
 
 
 def _child(
@@ -227,7 +228,8 @@ class Portfolio:
     def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
         budget = Budget.of(self.config.timeout_s)
         cores = self.config.cores
-        slots = plan(self.program, list(strategies)) if cores else race(list(strategies))
+        names = list(strategies)
+        slots = plan(self.program, names, instant=self.config.instant) if cores else race(names)
         queue = Queue(list(slots), cores)
         self._pending = []
         try:

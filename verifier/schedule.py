@@ -127,20 +127,25 @@ class Slot:
     slice_s: float | None
 
 
-def plan(program: Program, names: Collection[str], table: Table | None = None) -> tuple[Slot, ...]:
-    """The starts of the strategies `names` for `program`, in order."""
+def plan(
+    program: Program, names: Collection[str], table: Table | None = None, instant: Collection[str] = ()
+) -> tuple[Slot, ...]:
+    """The starts of the strategies `names` for `program`, in order; those in `instant` (which
+    answer at once, e.g. an engine refusing floating point) first, so that they take no share."""
     stages = (table or load_table()).stages(features(program).kind)
+    now = [n for n in instant if n in names]
+    names = [n for n in names if n not in instant]
     first = [n for n in (*FIRST, *stages.first) if n in names]
     then = [n for n in stages.then if n in names]
     rest = [n for n in names if n not in first and n not in then]
     return (
-        *(Slot(n, 1, stages.slice_s) for n in dict.fromkeys(first)),
+        *(Slot(n, 1, stages.slice_s) for n in dict.fromkeys([*now, *first])),
         *(Slot(n, 2, None) for n in dict.fromkeys([*then, *rest])),
     )
 
 
 def race(names: Collection[str]) -> tuple[Slot, ...]:
-    """Every strategy at once with the whole budget: the schedule before `Queue` (`--schedule race`)."""
+    """Every strategy at once with the whole budget: the schedule before `Queue` (`--cores 0`)."""
     return tuple(Slot(n, 1, None) for n in names)
 
 
