@@ -113,19 +113,17 @@ def strategies(
 def _loops(proposers: list[Proposer], options: Options, source: str | None) -> dict[str, Strategy]:
     """The proposer loop; when staged with a model, also without it ("quokka", the first stage's)
     and with it ("model", after the engines: `schedule`)."""
-    cheap = [p for p in proposers if p.name != "llm"]
-    if options.cores == 0 or len(cheap) == len(proposers):
+    if _model_strategy(options, proposers) != MODEL_STRATEGY:
         return {"quokka": QuokkaLoop(proposers, options, source).run}
-    loops: dict[str, Strategy] = {MODEL_STRATEGY: QuokkaLoop(proposers, options, source).run}
-    if cheap:
-        loops = {"quokka": QuokkaLoop(cheap, options, source).run, **loops}
-    return loops
+    cheap = [p for p in proposers if p.name != "llm"]
+    return {"quokka": QuokkaLoop(cheap, options, source).run,
+            MODEL_STRATEGY: QuokkaLoop(proposers, options, source).run}  # fmt: skip
 
 
 def _model_strategy(options: Options, proposers: list[Proposer]) -> str:
-    """The strategy that asks the model (`_loops`)."""
-    staged = options.cores != 0 and any(p.name != "llm" for p in proposers)
-    return MODEL_STRATEGY if staged else "quokka"
+    """The strategy that asks the model (`_loops`): "model" when staged with other proposers."""
+    names = {p.name for p in proposers}
+    return MODEL_STRATEGY if options.cores != 0 and "llm" in names and names - {"llm"} else "quokka"
 
 
 MODEL_STRATEGY = "model"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from marks import needs_gcc
 from proctree import descendants
-from quokka.invariants.verify import verify_path
+from quokka.invariants.protocol import Candidate, ProposalContext, Proposer
+from quokka.invariants.verify import strategies, verify_path
 from quokka.verifier.builder import ProgramBuilder, ge, mul, num
 from quokka.verifier.engines.base import Budget, EngineResult, unknown
 from quokka.verifier.errors import InputError
@@ -203,3 +204,23 @@ def test_strategies_that_answer_at_once_go_first_and_take_no_share() -> None:
     table = Table({}, Stages(first=("spacer", "bmc"), then=("spacer", "bmc"), slice_s=1.0))
     slots = plan(_program(), ["bmc", "spacer", "fuzz"], table, instant={"spacer"})
     assert [(s.name, s.stage) for s in slots] == [("spacer", 1), ("bmc", 1), ("bmc", 2), ("fuzz", 2)]
+
+
+class _Named:
+    """A proposer that proposes nothing (only its name matters here)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def propose(self, context: ProposalContext) -> list[Candidate]:
+        return []
+
+
+def test_the_model_is_asked_only_in_the_second_stage_and_all_at_once_as_before() -> None:
+    program = _program()
+    proposers: list[Proposer] = [_Named("dynamic"), _Named("llm")]
+    staged = strategies(program, Options(cores=1), proposers, None)
+    assert {"quokka", "model"} <= set(staged)
+    assert {s.stage for s in plan(program, list(staged)) if s.name == "model"} == {2}
+    assert "model" not in strategies(program, Options(cores=0), proposers, None)  # one loop, with the model
+    assert "model" not in strategies(program, Options(cores=1), [_Named("llm")], None)
