@@ -22,7 +22,7 @@ from quokka.verifier.ir import Program
 from quokka.verifier.options import Options
 from quokka.verifier.portfolio import Portfolio, PortfolioConfig
 from quokka.verifier.results import Verdict
-from quokka.verifier.schedule import TABLE, Queue, Slot, Stages, Table, features, load_table, plan
+from quokka.verifier.schedule import OVERDUE_S, TABLE, Queue, Slot, Stages, Table, features, load_table, plan
 
 NAP_S = 0.4
 
@@ -224,3 +224,22 @@ def test_the_model_is_asked_only_in_the_second_stage_and_all_at_once_as_before()
     assert {s.stage for s in plan(program, list(staged)) if s.name == "model"} == {2}
     assert "model" not in strategies(program, Options(cores=0), proposers, None)  # one loop, with the model
     assert "model" not in strategies(program, Options(cores=1), [_Named("llm")], None)
+
+
+def test_a_strategy_past_its_slice_is_killed_and_the_next_one_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import quokka.verifier.portfolio as portfolio
+
+    def stubborn(program: Program, budget: Budget) -> EngineResult:
+        time.sleep(60)  # keeps no budget
+        return unknown("stubborn", "never")
+
+    slots = (Slot("stubborn", 1, 0.5), Slot("nap", 2, None))
+    monkeypatch.setattr(portfolio, "plan", lambda program, names, instant=(): slots)
+    started = time.time()
+    config = PortfolioConfig(timeout_s=5, replay_with_compiler=False, cores=1)
+    result = Portfolio(_program(), config).run({"stubborn": stubborn, "nap": _napper(tmp_path, "nap")})
+    ((name, nap_start, _),) = _spans(tmp_path)
+    assert name == "nap" and nap_start - started < 0.5 + OVERDUE_S + 1.0  # killed past its slice
+    killed = [(r.status, r.reason) for r in result.engines if r.engine == "stubborn"]
+    # again after the others, with the rest of the budget (where it keeps to nothing once more)
+    assert killed == [("timeout", "its slice of the budget ended"), ("timeout", "budget exhausted")]
