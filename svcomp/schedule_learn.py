@@ -31,6 +31,8 @@ from quokka.verifier.store import Store
 FIRST_MAX = 3
 MIN_TASKS = 4
 SLICE_S = 1.0
+SPECIALISTS = ("algebra", "execute", "bitblast")
+SPECIALIST_SLICE_S = 3.0
 FAST_S = 3.0  # a fast win, in the race's time (8 strategies on the cores: several times slower than alone)
 CORRECT = "correct"
 # the engine a result names (`decided_by`) -> the strategy that ran it; "frontend" decides before any
@@ -86,6 +88,9 @@ def table_text(wins: Sequence[Win], slice_s: float, fast_s: float, sources: Iter
         f"# `python -m quokka.svcomp.schedule_learn --slice {slice_s:g} --fast {fast_s:g}` from",
         f"# {', '.join(sources)} (see that module to learn it again).",
         f"slice_s = {slice_s:g}",
+        "# not learned: the engines that start only where they apply, last in every first stage",
+        f"specialists = {_toml_list(SPECIALISTS)}",
+        f"specialist_slice_s = {SPECIALIST_SLICE_S:g}",
     ]
     kinds = sorted({w.kind for w in wins})
     lines += _row("default", wins, fast_s)

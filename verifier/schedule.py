@@ -91,6 +91,10 @@ class Stages:
 class Table:
     kinds: Mapping[str, Stages]
     default: Stages
+    # engines that start only where they apply (`invariants.verify._not_applicable`), and are then
+    # cheap and decisive: last in every first stage, with a slice of their own
+    specialists: tuple[str, ...] = ()
+    specialist_slice_s: float = 3.0
 
     def stages(self, kind: str) -> Stages:
         return self.kinds.get(kind, self.default)
@@ -103,7 +107,9 @@ def load_table(path: Path = TABLE) -> Table:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         slice_s = float(data.get("slice_s", 2.0))
         kinds = {name: _stages(row, slice_s) for name, row in data.get("kind", {}).items()}
-        return Table(kinds, _stages(data["default"], slice_s))
+        specialists = tuple(str(n) for n in data.get("specialists", ()))
+        return Table(kinds, _stages(data["default"], slice_s), specialists,
+                     float(data.get("specialist_slice_s", 3.0)))  # fmt: skip
     except (OSError, tomllib.TOMLDecodeError, KeyError, ValueError) as exc:
         raise InputError(None, f"{path}: cannot read the schedule: {exc}") from exc
 
@@ -132,14 +138,17 @@ def plan(
 ) -> tuple[Slot, ...]:
     """The starts of the strategies `names` for `program`, in order; those in `instant` (which
     answer at once, e.g. an engine refusing floating point) first, so that they take no share."""
-    stages = (table or load_table()).stages(features(program).kind)
+    table = table or load_table()
+    stages = table.stages(features(program).kind)
     now = [n for n in instant if n in names]
     names = [n for n in names if n not in instant]
     first = [n for n in (*FIRST, *stages.first) if n in names]
-    then = [n for n in stages.then if n in names]
-    rest = [n for n in names if n not in first and n not in then]
+    special = [n for n in table.specialists if n in names and n not in first]
+    then = [n for n in stages.then if n in names and n not in special]
+    rest = [n for n in names if n not in first and n not in then and n not in special]
     return (
         *(Slot(n, 1, stages.slice_s) for n in dict.fromkeys([*now, *first])),
+        *(Slot(n, 1, table.specialist_slice_s) for n in special),
         *(Slot(n, 2, None) for n in dict.fromkeys([*then, *rest])),
     )
 

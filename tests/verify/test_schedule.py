@@ -243,3 +243,11 @@ def test_a_strategy_past_its_slice_is_killed_and_the_next_one_runs(tmp_path: Pat
     killed = [(r.status, r.reason) for r in result.engines if r.engine == "stubborn"]
     # again after the others, with the rest of the budget (where it keeps to nothing once more)
     assert killed == [("timeout", "its slice of the budget ended"), ("timeout", "budget exhausted")]
+
+
+def test_specialists_end_the_first_stage_with_their_own_slice() -> None:
+    table = Table({}, Stages(first=("bmc",), then=("spacer", "algebra"), slice_s=1.0), ("algebra",), 3.0)
+    slots = plan(_program(), ["algebra", "spacer", "bmc"], table)
+    assert [(s.name, s.stage, s.slice_s) for s in slots] == [("bmc", 1, 1.0), ("algebra", 1, 3.0),
+                                                             ("spacer", 2, None)]  # fmt: skip
+    assert load_table(TABLE).specialists  # the shipped table has them
