@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quokka.verifier.cli_args import memory_mb, positive_int, seconds, seed, temperature
+from quokka.verifier.cli_args import memory_mb, non_negative_int, positive_int, seconds, seed, temperature
 from quokka.verifier.errors import InputError, QuokkaError
 from quokka.verifier.options import ENGINES, UNINITIALISED_READINGS, Options
 from quokka.verifier.properties import READINGS
@@ -81,6 +81,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--endpoint", help="base URL of an OpenAI-compatible server for the LLM proposer")
     parser.add_argument("--samples", type=positive_int, help="LLM samples per prompt (default 8)")
     parser.add_argument("--temperature", type=temperature, help="LLM sampling temperature (default 0.8)")
+    parser.add_argument(
+        "--cores", type=non_negative_int,
+        help="at most this many strategies at once, the cheap ones first (default: the cores this process "
+        "may use; quokka batch gives each task its share); 0: all at once",
+    )
     parser.add_argument("--memory", type=memory_mb, dest="memory_mb", help="memory limit per engine in MB")
     parser.add_argument("--seed", type=seed, help="random seed (default 0)")
     parser.add_argument(
@@ -145,6 +150,7 @@ def settings_from_args(args: argparse.Namespace) -> tuple[Options, ModelSettings
         all_invariants=True if args.all_invariants else None,
         witness_in=args.witness_in,
         double_check=True if args.double_check else None,
+        cores=args.cores,
     )
     return options, model.with_(
         model=args.model, endpoint=args.endpoint, samples=args.samples, temperature=args.temperature

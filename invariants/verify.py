@@ -18,6 +18,7 @@ from quokka.verifier.verdict.claims import Claim, check_claims
 from quokka.verifier.verdict.dump import dump_json, dump_program
 from quokka.verifier.verdict.portfolio import Portfolio, PortfolioConfig, Strategy
 from quokka.verifier.verdict.results import Diagnostic, Result, Verdict
+from quokka.verifier.verdict.schedule import available_cores
 
 from .annotations import certificate_exprs, parse_user_invariants, user_claims
 from .llm.settings import ModelSettings
@@ -109,7 +110,7 @@ def strategies(
         # parsed here, so that a bad invariant is bad input (exit 2), not an engine failure
         chosen["user"] = user_invariant_strategy(parse_user_invariants(program, options.invariants))
     if "houdini" in options.engines and proposers:
-        chosen["quokka"] = QuokkaLoop(proposers, options, source).run
+        chosen.update(_loops(proposers, options, source))
     refused = refusal(program)
     if refused is not None:
         return {name: s if name in FLOAT_STRATEGIES else _refused(name, refused)
@@ -117,6 +118,23 @@ def strategies(
     return chosen
 
 
+def _loops(proposers: list[Proposer], options: Options, source: str | None) -> dict[str, Strategy]:
+    """The proposer loop; when staged with a model, also without it ("quokka", the first stage's)
+    and with it ("model", after the engines: `schedule`)."""
+    if _model_strategy(options, proposers) != MODEL_STRATEGY:
+        return {"quokka": QuokkaLoop(proposers, options, source).run}
+    cheap = [p for p in proposers if p.name != "llm"]
+    return {"quokka": QuokkaLoop(cheap, options, source).run,
+            MODEL_STRATEGY: QuokkaLoop(proposers, options, source).run}  # fmt: skip
+
+
+def _model_strategy(options: Options, proposers: list[Proposer]) -> str:
+    """The strategy that asks the model (`_loops`): "model" when staged with other proposers."""
+    names = {p.name for p in proposers}
+    return MODEL_STRATEGY if options.cores != 0 and "llm" in names and names - {"llm"} else "quokka"
+
+
+MODEL_STRATEGY = "model"
 # what may handle floating point: FALSE or UNKNOWN only
 FLOAT_STRATEGIES = frozenset({"bmc", "testing", "fuzz"})
 
@@ -139,6 +157,8 @@ def verify_program(
     model = model or ModelSettings()
     proposers = make_proposers(options, model)
     requested = requested_model(model)
+    model_loop = _model_strategy(options, proposers)
+    chosen = strategies(program, options, proposers, source)
     config = PortfolioConfig(
         timeout_s=options.timeout_s,
         memory_mb=options.memory_mb,
@@ -146,13 +166,15 @@ def verify_program(
         replay_with_compiler=options.replay_with_compiler,
         minimal_certificate=not options.all_invariants,
         double_check=options.double_check,
-        uncapped=frozenset({"quokka"}) if any(p.name == "llm" for p in proposers) else frozenset(),
+        uncapped=frozenset({model_loop}) if any(p.name == "llm" for p in proposers) else frozenset(),
         # testing's finds come within seconds; it should not slow the provers down meanwhile
         yielding=frozenset({"testing", "fuzz"}),
         # a model asked for by name: its candidates are reported even when another engine decides
-        reporting=frozenset({"quokka"}) if requested else frozenset(),
+        reporting=frozenset({model_loop}) if requested else frozenset(),
+        cores=available_cores() if options.cores is None else options.cores,
+        instant=frozenset() if refusal(program) is None else frozenset(chosen) - FLOAT_STRATEGIES,
     )
-    return Portfolio(program, config).run(strategies(program, options, proposers, source))
+    return Portfolio(program, config).run(chosen)
 
 
 def verify_path(path: Path, options: Options, model: ModelSettings | None = None) -> Result:

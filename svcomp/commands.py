@@ -99,8 +99,18 @@ def _spec(args: argparse.Namespace, taskset: TaskSet, configs: tuple[configs_mod
         sets=tuple(str(p.resolve()) for p in args.sets), verify_args=tuple(extra),
         verifier=tuple(shlex.split(args.verifier)), data_model=args.data_model, rerun=args.rerun,
         witness_dir=args.witness_dir, invariants_from=args.invariants_from, bench=bench,
-        problems=tuple(str(p) for p in taskset.problems), property=args.property,
+        problems=tuple(str(p) for p in taskset.problems), property=args.property, cores=_task_cores(args),
     )
+
+
+def _task_cores(args: argparse.Namespace) -> int | None:
+    """Each task's share of this machine's cores (`verify --cores`); None on a cluster (Ray's own)."""
+    if args.backend != "local":
+        return None
+    from quokka.verifier.verdict.schedule import available_cores
+
+    jobs: int = args.jobs
+    return max(1, available_cores() // jobs)
 
 
 def _run(args: argparse.Namespace, spec: BatchSpec, err: Console) -> BatchOutcome | None:

@@ -17,6 +17,7 @@ DEFAULT_VERIFIER: tuple[str, ...] = DEFAULT_COMMAND
 
 BUILTIN: Mapping[str, tuple[str, ...]] = {
     "default": (),
+    "race": ("--cores", "0"),  # every strategy at once, the schedule before stages (`verify --cores`)
     "houdini": ("--engines", "houdini"),
     "spacer": ("--engines", "spacer"),
     "bmc": ("--engines", "bmc"),

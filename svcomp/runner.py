@@ -70,6 +70,7 @@ class BatchSpec:
     problems: tuple[str, ...] = ()
     # `--property`: the property every task checks (None: each task's own; the tasks carry it)
     property: str | None = None
+    cores: int | None = None  # `verify --cores` of every task (its share of the machine); None: not given
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ def task_command(spec: BatchSpec, config: Config, task: Task) -> tuple[str, ...]
                "--property", task.property]  # the task's property, not a plain C file's `assert`
     if data_model:
         options += ["--data-model", data_model]
+    if spec.cores is not None:  # before the configuration's arguments, which may name their own
+        options += ["--cores", str(spec.cores)]
     return verify_argv(spec.verifier, str(task.program), spec.limits.timeout_s, *options, *config.args,
                        *spec.verify_args)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cli_args import MEMORY_MB, SECONDS, SEED, Bounds
+from .cli_args import MEMORY_MB, NON_NEGATIVE_INT, SECONDS, SEED, Bounds
 from .errors import InputError
 from .properties import READINGS
 
@@ -78,6 +78,9 @@ class Options:
     all_invariants: bool = False  # the whole certificate, not the conjuncts that carry the proof
     witness_in: Path | None = None  # a witness to validate: invariants checked, violations replayed
     double_check: bool = False  # every certificate re-checked by cvc5 over a second encoding
+    # at most this many strategies at once, cheap ones first (`schedule`); 0: all at once (the race
+    # of old); None: the cores this process may use
+    cores: int | None = None
 
     def with_(self, **changes: Any) -> Options:
         """A copy with `changes` applied; unknown names are an error, None values are ignored."""
@@ -106,6 +109,8 @@ class Options:
     def _validate_numbers(self) -> None:
         for name, bounds in NUMBERS:
             check_number(name, bounds, getattr(self, name))
+        if self.cores is not None:
+            check_number("cores", NON_NEGATIVE_INT, self.cores)
 
 
 def _coerce(name: str, value: Any) -> Any:

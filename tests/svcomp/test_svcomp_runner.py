@@ -103,6 +103,14 @@ def test_command_and_interleaving(tmp_path: Path) -> None:
         ("default", "set/a.yml"), ("default", "set/b.yml"), ("spacer", "set/b.yml")]
 
 
+def test_each_task_is_given_its_share_of_the_cores_unless_its_configuration_says(tmp_path: Path) -> None:
+    (task,) = load_tasks([make_set(tmp_path, {"a": ("true", "")})]).tasks
+    spec = BatchSpec(tasks=(), configs=resolve(["default", "race"]), limits=LIMITS, verifier=("qv",), cores=1)
+    default, race = (task_command(spec, config, task) for config in spec.configs)
+    assert default[default.index("--cores") + 1] == "1"
+    assert race[-2:] == ("--cores", "0")  # the last one counts: the race's own
+
+
 def test_the_reading_of_uninitialised_locals_is_the_verify_default_unless_asked(tmp_path: Path) -> None:
     folder = make_set(tmp_path, {"a": ("true", "")})
     spec = BatchSpec(tasks=(), configs=resolve(["default"]), limits=LIMITS, verifier=("qv",))

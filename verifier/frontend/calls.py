@@ -434,7 +434,7 @@ class CallLowerer(MemoryCalls):
         sig = self.types.signature(fdef.decl.type, pointers=True)
         self._check_call_arity(sig, name, args, node)
         values = self.parameters(sig, name, args, out)
-        if self.st.call_stack.count(name) >= ir.RECURSION_DEPTH:
+        if self.st.call_stack.count(name) >= self.st.recursion_depth:
             return self.cut(sig, want, out, coord or self.st.coord(fdef))
         ret = None
         if want and isinstance(sig.ret, (ir.IntType, ir.FloatType)):

@@ -19,6 +19,7 @@ from ..cfg import build_cfg
 from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
 from ..ir import (
     INT,
+    RECURSION_DEPTH,
     Assert,
     Assign,
     Assume,
@@ -49,7 +50,8 @@ _COMPUTED_GOTO = re.compile(r"\bgoto\s*(\*)|(?:^|[=(,?:{]|\breturn)\s*(&&)\s*[A-
 
 
 def lower(
-    path: str | Path, data_model: str = "LP64", property_name: str = ASSERT, uninitialised: str = STRICT
+    path: str | Path, data_model: str = "LP64", property_name: str = ASSERT, uninitialised: str = STRICT,
+    recursion_depth: int = RECURSION_DEPTH,
 ) -> Program:
     """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program` whose Asserts are
     the errors of `property_name` (`properties.ASSERT`, `UNREACH_CALL` or `NO_OVERFLOW`) and whose
@@ -59,7 +61,8 @@ def lower(
     UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists.
     """
     p = Path(path)
-    return _lower(read_source(p), str(path), data_model, p.parent, property_name, uninitialised)
+    text = read_source(p)
+    return _lower(text, str(path), data_model, p.parent, property_name, uninitialised, recursion_depth)
 
 
 def lower_source(
@@ -93,6 +96,7 @@ def _lower(
     directory: Path | None,
     property_name: str,
     uninitialised: str,
+    recursion_depth: int = RECURSION_DEPTH,
 ) -> Program:
     if property_name not in READINGS:
         raise InputError(None, f"unknown property {property_name!r} (expected {' or '.join(READINGS)})")
@@ -101,7 +105,7 @@ def _lower(
         raise InputError(None, f"uninitialised must be {expected}, got {uninitialised!r}")
     ast, coords = parse_source(text, filename, data_model, directory)
     try:
-        program = Frontend(ast, coords, data_model, property_name).program()
+        program = Frontend(ast, coords, data_model, property_name, recursion_depth).program()
         return replace(program, uninitialised=uninitialised)
     except RecursionError:
         raise InputError(None, f"{filename}: program nested too deeply for the frontend") from None
@@ -254,10 +258,12 @@ class Frontend:
     """One lowering run over a parsed translation unit."""
 
     def __init__(
-        self, ast: c_ast.FileAST, coords: CoordMap, data_model: str, property_name: str = ASSERT
+        self, ast: c_ast.FileAST, coords: CoordMap, data_model: str, property_name: str = ASSERT,
+        recursion_depth: int = RECURSION_DEPTH,
     ) -> None:
         self.ast = ast
         self.st = LowerState(CTypes(data_model), coords, property_name=property_name)
+        self.st.recursion_depth = recursion_depth
         self.functions: dict[str, c_ast.FuncDef] = {}
         self.prototypes: dict[str, Any] = {}
         self.lw = StmtLowerer(self.st, self.functions, self.prototypes)

@@ -11,7 +11,7 @@ from typing import Any
 from quokka.verifier.ir.cexpr import CTypes
 
 from ..errors import Coord, UnsupportedFeature
-from ..ir import ArrayType, Expr, IntType, LoopInfo, Stmt, Type, Var, VarDecl
+from ..ir import RECURSION_DEPTH, ArrayType, Expr, IntType, LoopInfo, Stmt, Type, Var, VarDecl
 from ..properties import ASSERT
 from .coords import CoordMap
 from .gotos import GotoContext
@@ -151,6 +151,7 @@ class LowerState:
         self.counter = 0
         self.call_stack: list[str] = []
         self.cut_calls: dict[Coord, None] = {}  # recursive calls past the depth (`calls.RECURSION_DEPTH`)
+        self.recursion_depth = RECURSION_DEPTH  # activations of one function inlined at once
         self.site: Coord | None = None
         self.size = 0
         self.gotos: GotoContext | None = None  # the labels of the function being lowered

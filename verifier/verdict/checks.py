@@ -160,6 +160,9 @@ def _model_only(e: Expr, program: Program) -> bool:
     )
 
 
+DEEPER_RECURSION = (8, 16, 32)  # the depths a counterexample of a cut program is replayed at
+
+
 def confirm_counterexample(
     program: Program, result: EngineResult, source: Path | None, *, compile_ir: bool = False
 ) -> tuple[Counterexample | None, str]:
@@ -206,6 +209,30 @@ def confirm_smallest(
             if cex is not None:
                 return cex, ""
     return confirm_counterexample(program, result, source, compile_ir=compile_ir)
+
+
+def confirm_deeper(
+    program: Program, result: EngineResult, source: Path | None
+) -> tuple[Counterexample | None, str]:
+    """`confirm_smallest` for a program whose recursion was cut (`Program.cut_calls`), on the
+    program lowered again from `source` with recursion inlined deeper (`DEEPER_RECURSION`, in turn):
+    a run that goes past the cut (the compiled program follows it, the cut program cannot) is
+    confirmed by the interpreter and gcc on the first that reaches as deep."""
+    from quokka.verifier.errors import UnsupportedFeature
+    from quokka.verifier.frontend import lower
+
+    why = "the recursion was not cut"
+    if not program.cut_calls or source is None or source.suffix not in (".c", ".i"):
+        return None, why
+    for depth in DEEPER_RECURSION:
+        try:
+            deeper = lower(source, program.data_model, program.property_name, program.uninitialised, depth)
+        except UnsupportedFeature as exc:
+            return None, f"recursion inlined to depth {depth}: {exc}"
+        cex, why = confirm_smallest(deeper, result, source)
+        if cex is not None or not deeper.cut_calls:
+            return cex, why
+    return None, why
 
 
 def replay_violation(

@@ -36,6 +36,7 @@ from quokka.verifier.infra.profile import Recorder, Timing
 from quokka.verifier.ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
 from quokka.verifier.verdict.checks import (
     certificate_result,
+    confirm_deeper,
     confirm_smallest,
     invariant_free,
     minimal_invariants,
@@ -43,6 +44,7 @@ from quokka.verifier.verdict.checks import (
 )
 from quokka.verifier.verdict.overflow import unproven_overflows
 from quokka.verifier.verdict.results import CandidateReport, EngineRun, Result, Verdict
+from quokka.verifier.verdict.schedule import OVERDUE_S, Queue, Slot, plan, race
 
 Strategy = Callable[[Program, Budget], EngineResult]
 YIELD_NICE = 5
@@ -52,6 +54,7 @@ POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overf
 OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
 PROFILE_EVERY_S = 0.5  # how often a running strategy sends its profile snapshot
 PROFILE = "profile"  # the tag of a profile snapshot message
+USED_SLICE = 0.8  # a first-stage strategy that ran this share of its slice comes again (`Queue.again`)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,11 @@ class PortfolioConfig:
     # one decided, so that the result shows what they found (e.g. a requested model's candidates)
     reporting: frozenset[str] = frozenset()
     report_grace_s: float = 30.0
+    cores: int = 0  # at most this many strategies at once, in `schedule`'s stages (0: all at once)
+    # the strategies that can only refute (their SAFE is no verdict): kept running when a SAFE
+    # cannot become TRUE (a program whose recursion was cut)
+    falsifiers: frozenset[str] = frozenset({"fuzz", "testing", "bmc"})
+    instant: frozenset[str] = frozenset()  # strategies that answer at once (`schedule.plan`)
 
 
 def _child(
@@ -132,10 +140,18 @@ class _Snapshots:
 
     profiles: dict[str, tuple[Timing, ...]] = dataclasses.field(default_factory=dict)
     peaks: dict[str, float] = dataclasses.field(default_factory=dict)
+    earlier: list[Timing] = dataclasses.field(default_factory=list)  # of the runs that ended
 
     def keep(self, name: str, rows: tuple[Timing, ...], peak_mb: float) -> None:
         self.profiles[name] = rows
-        self.peaks[name] = peak_mb
+        self.peaks[name] = max(peak_mb, self.peaks.get(name, 0.0))  # the most of its runs
+
+    def ended(self, name: str) -> None:
+        """`name`'s process is gone: its rows stay when it runs again (a later stage)."""
+        self.earlier.extend(self.profiles.pop(name, ()))
+
+    def rows(self) -> tuple[Timing, ...]:
+        return (*self.earlier, *(t for p in self.profiles.values() for t in p))
 
     def peak_before_kill(self, name: str, pid: int) -> None:
         peak = peak_rss_of(pid)
@@ -194,6 +210,7 @@ class Portfolio:
         self.started = time.monotonic()
         self._pending: list[Child] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
+        self._cut = ""  # why a SAFE answer was no verdict: the recursion was cut (`bounded_recursion`)
         self.snapshots = _Snapshots()
         self.recorder = Recorder()  # the checks done here
 
@@ -206,19 +223,20 @@ class Portfolio:
             result = self._raced(strategies, scratch)
         polished = self._polished(result)
         mine = self.recorder.snapshot("portfolio")
-        rows = (*(t for p in self.snapshots.profiles.values() for t in p), *mine)
+        rows = (*self.snapshots.rows(), *mine)
         return dataclasses.replace(polished, profile=rows, peak_rss_mb=tuple(self.snapshots.peaks.items()))
 
     def _raced(self, strategies: Mapping[str, Strategy], scratch: Path) -> Result:
         budget = Budget.of(self.config.timeout_s)
-        running = [
-            _start(name, strategy, self.program, budget, self._setup(name, scratch))
-            for name, strategy in strategies.items()
-        ]
+        cores = self.config.cores
+        names = list(strategies)
+        slots = plan(self.program, names, instant=self.config.instant) if cores else race(names)
+        queue = Queue(list(slots), cores)
+        self._pending = []
         try:
-            return self._await_reports(self._race(running, budget), budget)
+            return self._await_reports(self._race(strategies, queue, budget, scratch), budget)
         finally:
-            _stop(running, self.snapshots)
+            _stop(self._pending, self.snapshots)
 
     def _polished(self, result: Result) -> Result:
         """A TRUE result with the minimal certificate and the overflow sites the proof leaves
@@ -263,22 +281,62 @@ class Portfolio:
         limits = ResourceLimits(memory_mb=memory, nice=YIELD_NICE if name in self.config.yielding else 0)
         return ChildSetup(limits, detach="group", parent=os.getpid(), scratch=scratch)
 
-    def _race(self, running: list[Child], budget: Budget) -> Result:
-        pending = self._pending = list(running)
-        while pending and not budget.expired:
-            ready = mpc.wait([r.conn for r in pending], timeout=budget.remaining())
+    def _race(self, chosen: Mapping[str, Strategy], queue: Queue, budget: Budget, scratch: Path) -> Result:
+        """Start the queue's slots as cores come free; the first answer that checks decides."""
+        pending = self._pending
+        deadlines: dict[int, tuple[Slot, float, float]] = {}  # a running child's slot, start and deadline
+        while not budget.expired:
+            for slot, sub in queue.due(len(pending), budget):
+                setup = self._setup(slot.name, scratch)
+                child = _start(slot.name, chosen[slot.name], self.program, sub, setup)
+                pending.append(child)
+                deadlines[id(child)] = (slot, time.monotonic(), sub.deadline)
+            if not pending:
+                break
+            wake = min(d for _, _, d in deadlines.values()) + OVERDUE_S - time.monotonic()
+            ready = mpc.wait([r.conn for r in pending], timeout=min(budget.remaining(), max(0.0, wake)))
             for run in [r for r in pending if r.conn in ready]:
                 answer = _receive(run, self.snapshots)
                 if answer is None:
                     continue
-                pending.remove(run)
+                slot, started, _ = deadlines.pop(id(run))
+                self._retire(run)
                 verdict = self._judge(answer)
                 if verdict is not None:
                     return verdict
-        reason = "timeout" if pending else self._unknown_reason()
+                self._after(slot, answer, time.monotonic() - started, queue)
+            self._kill_overdue(deadlines, queue)
+        reason = self._cut or ("timeout" if pending or queue.slots else self._unknown_reason())
         for run in pending:
             self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
+        for slot in queue.slots:
+            self.runs.append(EngineRun(slot.name, "timeout", self._elapsed(), "budget exhausted first"))
         return self._result(Verdict.UNKNOWN, reason)
+
+    def _retire(self, run: Child) -> None:
+        """A child that answered: its group killed (what it started), the child reaped."""
+        self._pending.remove(run)
+        _stop([run], self.snapshots)
+        self.snapshots.ended(run.name)
+
+    def _kill_overdue(self, deadlines: dict[int, tuple[Slot, float, float]], queue: Queue) -> None:
+        """Kill the strategies still running `OVERDUE_S` after their slice ended (a solver call
+        that does not keep to its timeout must not hold a core)."""
+        now = time.monotonic()
+        for run in [r for r in self._pending if deadlines[id(r)][2] + OVERDUE_S < now]:
+            slot, _, _ = deadlines.pop(id(run))
+            self._retire(run)
+            self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "its slice of the budget ended"))
+            queue.again(slot)
+
+    def _after(self, slot: Slot, answer: EngineResult, took_s: float, queue: Queue) -> None:
+        """What comes after an answer that decided nothing: a first-stage strategy that used its
+        whole slice comes again with a share of the rest; a SAFE that cannot be a verdict (cut
+        recursion) leaves the cores to the strategies that can refute."""
+        if answer.status is Status.SAFE and bounded_recursion(self.program) is not None:
+            queue.keep_only(self.config.falsifiers)
+        elif answer.status is Status.UNKNOWN and took_s >= USED_SLICE * (slot.slice_s or float("inf")):
+            queue.again(slot)
 
     def _record(self, result: EngineResult) -> None:
         self.runs.append(EngineRun(result.engine, result.status.value, result.time_s, result.reason))
@@ -297,6 +355,11 @@ class Portfolio:
             return self._check_unsafe(result)
 
     def _check_safe(self, result: EngineResult) -> Result | None:
+        bounded = bounded_recursion(self.program)
+        if bounded is not None:  # no TRUE for an under-approximation: the falsifiers go on
+            self._cut = bounded
+            self.runs.append(EngineRun("recursion", "unknown", 0.0, f"{result.engine}: {bounded}"))
+            return None
         refused = refusal(self.program)  # only a complete unrolling may prove a program with floats
         if refused is not None and unwinding_bound(result) is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
@@ -347,6 +410,9 @@ class Portfolio:
             compiled = self.config.replay_with_compiler
             source = self.config.source if compiled else None
             cex, why = confirm_smallest(self.program, result, source, compile_ir=compiled)
+            if cex is None and self.program.cut_calls and compiled:  # a run past the cut (issue 40)
+                cex, deeper = confirm_deeper(self.program, result, source)
+                why = why if cex is None else deeper
             call.answer = "rejected" if cex is None else "confirmed"
         if cex is None:
             self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))
