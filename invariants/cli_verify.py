@@ -110,7 +110,7 @@ def register(subparsers: Any) -> None:
         "answers), and the checks of the verdict (in --json and --dump-dir's result.json: `profile`)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, started=None)  # `started`: when the run began (`cli.main`)
 
 
 def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
@@ -154,7 +154,7 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 def run(args: argparse.Namespace) -> int:
     try:
         options, model = settings_from_args(args)
-        result = verify_path(args.file, options, model)
+        result = verify_path(args.file, options, model, args.started)
         if args.witness is not None:
             _write_witness(args, result, options)
     except QuokkaError as exc:
