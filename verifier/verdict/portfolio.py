@@ -55,6 +55,7 @@ NO_ERROR = "the program has no error location: no assertion, reach_error() call 
 DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
 POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overflow site
 OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
+MINIMIZE_FLOOR_S = 0.5  # the minimal certificate may take this long even after a faster proof
 PROFILE_EVERY_S = 0.5  # how often a running strategy sends its profile snapshot
 PROFILE = "profile"  # the tag of a profile snapshot message
 
@@ -242,7 +243,9 @@ class Portfolio:
         invariants = result.invariants
         if self.config.minimal_certificate:
             with self.recorder.timed("minimal certificate"):
-                invariants = minimal_invariants(self.program, safe, self._check_budget(MINIMIZE_S))
+                # no longer than the proof took (a guard: Z3's resource count limits it first)
+                guard = min(MINIMIZE_S, max(MINIMIZE_FLOOR_S, self._elapsed()))
+                invariants = minimal_invariants(self.program, safe, self._check_budget(guard))
         return dataclasses.replace(
             result, invariants=invariants, overflow_sites=tuple(map(str, sites)), time_s=self._elapsed()
         )
@@ -352,7 +355,7 @@ class Portfolio:
             compiled = self.config.replay_with_compiler
             source = self.config.source if compiled else None
             job = functools.partial(confirm_smallest, self.program, result, source, compile_ir=compiled)
-            budget = self._check_budget(self.config.check_budget_s)
+            budget = self._check_budget(math.inf)  # a replay has its own limits (the compiler's)
             cex, why = self._bounded(f"confirming {result.engine}'s counterexample", job, budget)
             call.answer = "rejected" if cex is None else "confirmed"
         if cex is None:
