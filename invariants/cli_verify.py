@@ -117,7 +117,8 @@ def register(subparsers: Any) -> None:
         "answers), and the checks of the verdict (in --json and --dump-dir's result.json: `profile`)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (the Result wire format)")
-    parser.set_defaults(func=run, exit_at_once=True)
+    # `started`: when the run began (`cli.main`)
+    parser.set_defaults(func=run, exit_at_once=True, started=None)
 
 
 def parse_invariant_args(values: list[str]) -> tuple[tuple[int, str], ...]:
@@ -166,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     from quokka.verifier.verdict.contract import VerifyExit
     try:
         options, model = settings_from_args(args)
-        result = verify_path(args.file, options, model)
+        result = verify_path(args.file, options, model, args.started)
         if args.witness is not None:
             _write_witness(args, result, options)
     except QuokkaError as exc:
@@ -182,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     return VerifyExit.of(result)
 
 
-def _import_verifier() -> Callable[[Path, Options, ModelSettings], Result]:
+def _import_verifier() -> Callable[[Path, Options, ModelSettings, float | None], Result]:
     """`verify.verify_path`, imported without the cycle collector (the verifier's thousands of
     long-lived objects would make it run over and over, ~8% of the import) and then frozen out of
     its reach: neither this process nor the strategies it forks walk them again (a walk would also

@@ -27,6 +27,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
             f"e.g. {result.overflow_sites[0]}",
             markup=False,
             highlight=False,
+            soft_wrap=True,  # one line: a location is not to be broken after "e.g."
         )
 
 

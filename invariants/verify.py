@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quokka.verifier.engines.base import Budget, EngineResult, unknown
-from quokka.verifier.errors import InputError, UnsupportedFeature
+from quokka.verifier.errors import InputError, OutOfTime, UnsupportedFeature
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program, refusal
 from quokka.verifier.ir.definedness import STRICT
@@ -29,6 +30,8 @@ from .testing import random_testing
 
 CLAIMS_RESERVE_S = 5.0  # at most this much of `--timeout` is kept for checking the user's claims
 CLAIMS_SHARE = 0.15  # ... and at most this share of it
+CHECK_GRACE_S = 0.5  # a certificate or counterexample found at the deadline may be checked this long
+EXIT_RESERVE_S = 0.4  # of the budget, kept for stopping the engines, printing and exiting
 
 
 @dataclass(frozen=True)
@@ -149,10 +152,15 @@ def _refused(name: str, why: str) -> Strategy:
 
 
 def verify_program(
-    program: Program, options: Options, source_path: Path | None = None, model: ModelSettings | None = None
+    program: Program,
+    options: Options,
+    source_path: Path | None = None,
+    model: ModelSettings | None = None,
+    deadline: float = math.inf,
 ) -> Result:
     """Verify a lowered program under `options` (proposers built from `options.proposers`, the
-    language model from `model`, default `ModelSettings()`)."""
+    language model from `model`, default `ModelSettings()`); every check done by `deadline`
+    (`time.monotonic()`, `PortfolioConfig.deadline`)."""
     source = _read_text(source_path)
     model = model or ModelSettings()
     proposers = make_proposers(options, model)
@@ -173,22 +181,32 @@ def verify_program(
         reporting=frozenset({model_loop}) if requested else frozenset(),
         cores=available_cores() if options.cores is None else options.cores,
         instant=frozenset() if refusal(program) is None else frozenset(chosen) - FLOAT_STRATEGIES,
+        deadline=deadline,
     )
     return Portfolio(program, config).run(chosen)
 
 
-def verify_path(path: Path, options: Options, model: ModelSettings | None = None) -> Result:
+def verify_path(
+    path: Path, options: Options, model: ModelSettings | None = None, started: float | None = None
+) -> Result:
     """Verify a C file or task for its property (the language model's settings: `model`);
-    unsupported C features or properties give UNKNOWN. Raises `InputError` on bad input."""
-    started = time.monotonic()
+    unsupported C features or properties give UNKNOWN. Raises `InputError` on bad input.
+    The budget `options.timeout_s` counts from `started` (`time.monotonic()`, default now; the
+    command passes its process's start) and covers everything, from reading the file to the
+    last check, less `EXIT_RESERVE_S`; a stage it cuts short is UNKNOWN ("timeout while
+    parsing"). The result's `time_s` is the whole run's."""
+    started = time.monotonic() if started is None else started
+    deadline = started + options.timeout_s - EXIT_RESERVE_S
     target = resolve_target(path, options)
     checked = target.choice.checked
     if checked is None:
         return _unknown(target, target.choice.reason, started)
     try:
-        program = lower(target.c_file, target.data_model, checked, target.uninitialised)
+        program = lower(target.c_file, target.data_model, checked, target.uninitialised, deadline=deadline)
     except UnsupportedFeature as exc:
         return _unknown(target, str(exc), started, Diagnostic.of_error(exc, str(target.c_file)))
+    except OutOfTime as exc:
+        return _unknown(target, str(exc), started)
     if options.dump_dir is not None:
         dump_program(program, options.dump_dir)
     validated = _violation_witness(program, options, target, started)
@@ -197,14 +215,16 @@ def verify_path(path: Path, options: Options, model: ModelSettings | None = None
     witness = _witness(options, target)
     claims = user_claims(program, _read_text(target.c_file), options.invariants, witness)
     options = options.with_(invariants=(*options.invariants, *witness)) if witness else options
-    deadline = started + options.timeout_s
-    budget = options.timeout_s - (time.monotonic() - started) - (_claims_reserve(options) if claims else 0.0)
-    result = verify_program(program, options.with_(data_model=target.data_model, timeout_s=max(budget, 0.1)),
-                            target.c_file, model)
+    budget = deadline - time.monotonic() - (_claims_reserve(options) if claims else 0.0)
+    if budget <= 0.0:
+        return _unknown(target, "timeout after reading the program, before any engine ran", started)
+    result = verify_program(program, options.with_(data_model=target.data_model, timeout_s=budget),
+                            target.c_file, model, deadline + CHECK_GRACE_S)
     result = _with_claims(program, result, claims, Budget(deadline))
     result = with_uninitialised(with_property(result, target.choice), target.uninitialised)
     if validated is not None:
         result = replace(result, extra={**result.extra, "violation_witness": validated.reason})
+    result = replace(result, time_s=time.monotonic() - started)
     if options.dump_dir is not None:
         dump_json(options.dump_dir, "result.json", result.to_json())
     return result

@@ -17,6 +17,7 @@ import atexit
 import importlib
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -118,16 +119,23 @@ def _version() -> str:
         return "unknown"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return _dispatch(argv)[0]
+def main(argv: Sequence[str] | None = None, started: float | None = None) -> int:
+    """Run the command `argv` names; `started` (`time.monotonic()`, default now) is when its run
+    began, from which a command's budget counts (`args.started`; `quokka verify --timeout`)."""
+    return _dispatch(argv, started)[0]
 
 
 def console() -> NoReturn:
     """The `quokka` program: `main`, then the end of the process. A command that leaves nothing to
     clean up once it has returned (`set_defaults(exit_at_once=True)`: `verify`, whose strategy
     processes are reaped and whose files are written and closed) ends without the interpreter's
-    teardown, which frees every object one by one (every Z3 term: about 0.08 s of CPU)."""
-    code, at_once = reporting_bugs(_dispatch, None)
+    teardown, which frees every object one by one (every Z3 term: about 0.08 s of CPU, a second
+    on a busy machine, which `--timeout` must count). The run began with the process: its
+    start-up and imports count as part of it."""
+    from quokka.verifier.infra.processes import process_age_s
+
+    started = time.monotonic() - process_age_s()
+    code, at_once = reporting_bugs(lambda argv: _dispatch(argv, started), None)
     if at_once:
         exit_at_once(code)
     sys.exit(code)
@@ -144,11 +152,13 @@ def reporting_bugs(run: Callable[[Any], T], arg: Any) -> T:
         exit_at_once(INTERNAL_ERROR)
 
 
-def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
+def _dispatch(argv: Sequence[str] | None, started: float | None = None) -> tuple[int, bool]:
     """The command's exit status, and whether it may end the process at once."""
+    started = time.monotonic() if started is None else started
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
+    args.started = started
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT, False

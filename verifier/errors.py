@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -50,6 +51,21 @@ class UnsupportedFeature(LocatedError):
     def __init__(self, coord: Coord | None, feature: str, detail: str = "") -> None:
         self.feature = feature
         super().__init__(coord, f"unsupported feature: {feature}" + (f" ({detail})" if detail else ""))
+
+
+class OutOfTime(QuokkaError):
+    """The budget ran out during `stage` ("preprocessing", "parsing", "lowering", ...), before
+    any verdict: the run is UNKNOWN with the reason "timeout while <stage>"."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        super().__init__(f"timeout while {stage}")
+
+    @staticmethod
+    def check(deadline: float, stage: str) -> None:
+        """Raise OutOfTime(`stage`) once `time.monotonic()` is past `deadline`."""
+        if time.monotonic() > deadline:
+            raise OutOfTime(stage)
 
 
 class IRTypeError(LocatedError):

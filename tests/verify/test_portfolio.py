@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -207,3 +208,16 @@ def test_bmc_proves_a_loop_it_can_unroll_completely():
     assert result.status is Status.SAFE and result.stats["complete"] is True and result.stats["bound"] == 11
     assert "no undefined behaviour on any path" in result.reason
     assert bmc.check(_ten_steps(7), Budget.of(10)).status is Status.UNSAFE
+
+
+def test_a_check_the_deadline_cuts_short_is_unknown_and_says_which() -> None:
+    late = dataclasses.replace(CONFIG, deadline=time.monotonic() - 1)  # checks had to be done already
+    safe = Portfolio(SAFE.program, late).run({"claim": claims(Status.SAFE, invariants=SAFE.invariants)})
+    assert safe.verdict is Verdict.UNKNOWN and safe.reason == "timeout while checking claim's certificate"
+    unsafe = Portfolio(UNSAFE.program, late).run({"claim": claims(Status.UNSAFE, inputs=UNSAFE.witness)})
+    assert unsafe.verdict is Verdict.UNKNOWN
+    assert unsafe.reason == "timeout while confirming claim's counterexample"
+    # with time left, the same claims are checked in their child process and become verdicts
+    timely = dataclasses.replace(CONFIG, deadline=time.monotonic() + 30)
+    assert Portfolio(SAFE.program, timely).run(
+        {"claim": claims(Status.SAFE, invariants=SAFE.invariants)}).verdict is Verdict.TRUE  # fmt: skip

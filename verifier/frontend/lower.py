@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -10,13 +11,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from pycparser import c_ast, c_parser
+from pycparser import c_ast, c_lexer, c_parser
 from quokka.verifier.ir.cexpr import DATA_MODELS, CTypes
 from quokka.verifier.ir.definedness import STRICT, UNINITIALISED_READINGS
 from quokka.verifier.ir.nooverflow import with_overflow_checks
 
 from ..cfg import build_cfg
-from ..errors import Coord, FrontendError, InputError, UnsupportedFeature
+from ..errors import Coord, FrontendError, InputError, OutOfTime, UnsupportedFeature
 from ..ir import (
     INT,
     RECURSION_DEPTH,
@@ -44,25 +45,34 @@ from .stmt import StmtLowerer
 
 MAX_SOURCE_BYTES = 2 << 20  # pycparser needs ~15 s per MiB: larger inputs are refused, not parsed
 MAX_PREPROCESSED_CHARS = 3 << 20
+DEADLINE_TOKENS = 256  # the parser looks at the clock once per this many tokens
 _PARSE_ERROR = re.compile(r"^(.*?):(\d+)(?::(\d+))?: (.*)$", re.S)
 # GNU C's labels as values, which pycparser does not parse: `goto *p;` and `&&label`
 _COMPUTED_GOTO = re.compile(r"\bgoto\s*(\*)|(?:^|[=(,?:{]|\breturn)\s*(&&)\s*[A-Za-z_]")
 
 
 def lower(
-    path: str | Path, data_model: str = "LP64", property_name: str = ASSERT, uninitialised: str = STRICT,
+    path: str | Path,
+    data_model: str = "LP64",
+    property_name: str = ASSERT,
+    uninitialised: str = STRICT,
+    *,
     recursion_depth: int = RECURSION_DEPTH,
+    deadline: float = math.inf,
 ) -> Program:
     """Lower the C file at `path` (its `main`, calls inlined) to an IR `Program` whose Asserts are
     the errors of `property_name` (`properties.ASSERT`, `UNREACH_CALL` or `NO_OVERFLOW`) and whose
     uninitialised locals are read as `uninitialised` says (`definedness.STRICT` or `NONDET`).
 
     Raises InputError (unreadable, empty, not C), FrontendError (malformed for the frontend) or
-    UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists.
+    UnsupportedFeature (located, naming the feature); ToolMissing when no C preprocessor exists;
+    OutOfTime (naming the stage) once `time.monotonic()` passes `deadline`.
     """
     p = Path(path)
     text = read_source(p)
-    return _lower(text, str(path), data_model, p.parent, property_name, uninitialised, recursion_depth)
+    return _lower(
+        text, str(path), data_model, p.parent, property_name, uninitialised, recursion_depth, deadline
+    )
 
 
 def lower_source(
@@ -71,9 +81,10 @@ def lower_source(
     data_model: str = "LP64",
     property_name: str = ASSERT,
     uninitialised: str = STRICT,
+    deadline: float = math.inf,
 ) -> Program:
     """Like `lower`, for program text; coordinates name `filename`."""
-    return _lower(text, filename, data_model, None, property_name, uninitialised)
+    return _lower(text, filename, data_model, None, property_name, uninitialised, RECURSION_DEPTH, deadline)
 
 
 def read_source(path: Path) -> str:
@@ -97,15 +108,16 @@ def _lower(
     property_name: str,
     uninitialised: str,
     recursion_depth: int = RECURSION_DEPTH,
+    deadline: float = math.inf,
 ) -> Program:
     if property_name not in READINGS:
         raise InputError(None, f"unknown property {property_name!r} (expected {' or '.join(READINGS)})")
     if uninitialised not in UNINITIALISED_READINGS:
         expected = " or ".join(UNINITIALISED_READINGS)
         raise InputError(None, f"uninitialised must be {expected}, got {uninitialised!r}")
-    ast, coords = parse_source(text, filename, data_model, directory)
+    ast, coords = parse_source(text, filename, data_model, directory, deadline)
     try:
-        program = Frontend(ast, coords, data_model, property_name, recursion_depth).program()
+        program = Frontend(ast, coords, data_model, property_name, recursion_depth, deadline).program()
         return replace(program, uninitialised=uninitialised)
     except RecursionError:
         raise InputError(None, f"{filename}: program nested too deeply for the frontend") from None
@@ -118,7 +130,7 @@ def _lower(
 
 
 def parse_source(
-    text: str, filename: str, data_model: str, directory: Path | None
+    text: str, filename: str, data_model: str, directory: Path | None, deadline: float = math.inf
 ) -> tuple[c_ast.FileAST, CoordMap]:
     """pycparser's AST of `text` after cpp, and the map back to its coordinates; the input checks
     of `lower` (data model, empty or too large input, parse errors as located InputErrors)."""
@@ -128,14 +140,16 @@ def parse_source(
         raise InputError(None, f"{filename}: empty input")
     if len(text) > MAX_SOURCE_BYTES:
         raise InputError(None, f"{filename}: input too large")
-    pre = preprocess(text, filename, data_model, directory)
+    pre = preprocess(text, filename, data_model, directory, deadline)
     if len(pre.text) > MAX_PREPROCESSED_CHARS:
         raise InputError(None, f"{filename}: too large after preprocessing ({len(pre.text)} characters)")
     coords = CoordMap(pre)
-    return parse(pre, coords, data_model), coords
+    return parse(pre, coords, data_model, deadline), coords
 
 
-def parse(pre: Preprocessed, coords: CoordMap, data_model: str = "LP64") -> c_ast.FileAST:
+def parse(
+    pre: Preprocessed, coords: CoordMap, data_model: str = "LP64", deadline: float = math.inf
+) -> c_ast.FileAST:
     """pycparser's AST of the preprocessed text; parse errors become located InputErrors.
 
     A text that does not parse is parsed again with typedefs of the standard names it uses but
@@ -144,13 +158,13 @@ def parse(pre: Preprocessed, coords: CoordMap, data_model: str = "LP64") -> c_as
     typedefs got the parser past it). A text that parses is never changed.
     """
     try:
-        return _parse(pre.text, pre, coords)
+        return _parse(pre.text, pre, coords, deadline)
     except InputError as first:
         prelude = standard_typedefs(pre.text, data_model)
         if not prelude:
             raise
         try:
-            return _parse(prelude + pre.text, pre, coords)
+            return _parse(prelude + pre.text, pre, coords, deadline)
         except InputError as second:
             raise (second if _after(second.coord, first.coord) else first) from None
 
@@ -162,19 +176,39 @@ def _after(second: Coord | None, first: Coord | None) -> bool:
     return (second.line, second.column) > (first.line, first.column)
 
 
-def _parse(text: str, pre: Preprocessed, coords: CoordMap) -> c_ast.FileAST:
-    parser = c_parser.CParser()
+def _parse(text: str, pre: Preprocessed, coords: CoordMap, deadline: float) -> c_ast.FileAST:
+    parser = c_parser.CParser(lexer=_lexer_until(deadline))
     try:
         ast: c_ast.FileAST = parser.parse(text, pre.marker_name)
         return ast
     except RecursionError:
         raise InputError(None, f"{pre.filename}: program nested too deeply to parse") from None
+    except OutOfTime:
+        raise
     except Exception as exc:  # pycparser signals bad input with assorted exception types
         raw, detail = _error_location(str(exc), coords, _next_token(parser))
         if raw is not None:
             _reject_computed_goto(text, raw, coords)
         where = coords.coord(raw)
         raise InputError(where, f"{'' if where else f'{coords.filename}: '}parse error: {detail}") from None
+
+
+def _lexer_until(deadline: float) -> type[c_lexer.CLexer]:
+    """pycparser's lexer, raising OutOfTime("parsing") once `deadline` has passed (checked every
+    `DEADLINE_TOKENS` tokens: the parser asks it for each one)."""
+
+    class Lexer(c_lexer.CLexer):  # type: ignore[misc]  # pycparser is untyped for mypy here
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.count = 0
+
+        def token(self) -> Any:
+            self.count += 1
+            if self.count % DEADLINE_TOKENS == 0:
+                OutOfTime.check(deadline, "parsing")
+            return super().token()
+
+    return Lexer
 
 
 def _next_token(parser: c_parser.CParser) -> Any:
@@ -258,12 +292,18 @@ class Frontend:
     """One lowering run over a parsed translation unit."""
 
     def __init__(
-        self, ast: c_ast.FileAST, coords: CoordMap, data_model: str, property_name: str = ASSERT,
+        self,
+        ast: c_ast.FileAST,
+        coords: CoordMap,
+        data_model: str,
+        property_name: str = ASSERT,
         recursion_depth: int = RECURSION_DEPTH,
+        deadline: float = math.inf,
     ) -> None:
         self.ast = ast
         self.st = LowerState(CTypes(data_model), coords, property_name=property_name)
         self.st.recursion_depth = recursion_depth
+        self.st.deadline = deadline
         self.functions: dict[str, c_ast.FuncDef] = {}
         self.prototypes: dict[str, Any] = {}
         self.lw = StmtLowerer(self.st, self.functions, self.prototypes)
@@ -278,10 +318,12 @@ class Frontend:
             raise FrontendError(None, f"{self.st.coords.filename}: no main function")
         file_scope = {n.name for n in self.ast.ext if isinstance(n, c_ast.Decl) and n.name}
         for function in self.functions.values():
+            OutOfTime.check(self.st.deadline, "lowering")
             drop_dead_pointer_stores(function, file_scope)
         init = self.global_inits()
         body = self.lower_main(main)
         st = self.st
+        OutOfTime.check(st.deadline, "lowering")
         unused = self.externs - _used_names(body)
         init = [s for s in init if not (isinstance(s, Havoc) and s.target in unused)]
         scope = Scope("main", (*init, *st.init, *body), st.coord(main))
@@ -298,6 +340,7 @@ class Frontend:
         )
         if st.has_goto:
             _check_control_flow(program, st.loop_entries)
+            OutOfTime.check(st.deadline, "lowering")
         return with_overflow_checks(program) if st.property_name == NO_OVERFLOW else program
 
     def external(self, node: Any) -> None:

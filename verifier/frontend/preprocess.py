@@ -6,13 +6,15 @@ in cpp's output (which pycparser follows) name the user's file, never a temporar
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Coord, InputError, ToolMissing, UnsupportedFeature
+from ..errors import Coord, InputError, OutOfTime, ToolMissing, UnsupportedFeature
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 CPP_TIMEOUT_S = 30.0
@@ -100,9 +102,13 @@ def cpp_command(data_model: str, directory: Path | None) -> list[str]:
     return [*cmd, "-"]
 
 
-def preprocess(source: str, filename: str, data_model: str, directory: Path | None = None) -> Preprocessed:
-    """Preprocess `source` (the text of `filename`); raise a located InputError on cpp errors."""
+def preprocess(
+    source: str, filename: str, data_model: str, directory: Path | None = None, deadline: float = math.inf
+) -> Preprocessed:
+    """Preprocess `source` (the text of `filename`); raise a located InputError on cpp errors, and
+    OutOfTime("preprocessing") when cpp is still running at `deadline` (`time.monotonic()`)."""
     name = marker_name(filename)
+    timeout = min(CPP_TIMEOUT_S, max(0.0, deadline - time.monotonic()))
     stdin = f'#line 1 "{name}"\n{source}'
     if not source.endswith("\n"):
         stdin += "\n"
@@ -113,10 +119,12 @@ def preprocess(source: str, filename: str, data_model: str, directory: Path | No
             capture_output=True,
             encoding="utf-8",
             errors="replace",  # cpp may cut a multi-byte character in what it quotes of the source
-            timeout=CPP_TIMEOUT_S,
+            timeout=timeout,
             check=False,
         )
     except subprocess.TimeoutExpired:
+        if timeout < CPP_TIMEOUT_S:
+            raise OutOfTime("preprocessing") from None
         raise InputError(None, f"{filename}: the C preprocessor took over {CPP_TIMEOUT_S:.0f} s") from None
     except OSError as exc:
         raise ToolMissing(f"cannot run the C preprocessor: {exc}") from None

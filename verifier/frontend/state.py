@@ -5,6 +5,7 @@ One `LowerState` lives for one call of `lower`/`parse_invariant` (no module-leve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +161,7 @@ class LowerState:
         self.memory = Memory(ct.pointer_bytes * 8)
         self.shapes: dict[str, tuple[int, ...]] = {}  # multi-dimensional array -> its dimensions
         self.zero_arrays: dict[ArrayType, Var] = {}
+        self.deadline = math.inf  # `time.monotonic()` past it, lowering stops (`OutOfTime`)
 
     def coord(self, node: Any) -> Coord | None:
         return self.coords.coord(getattr(node, "coord", None))

@@ -13,7 +13,7 @@ from quokka.verifier import ir
 from quokka.verifier.ir import cexpr
 from quokka.verifier.ir.definedness import ORIGIN as UNINITIALISED
 
-from ..errors import Coord, FrontendError, UnsupportedFeature
+from ..errors import Coord, FrontendError, OutOfTime, UnsupportedFeature
 from .calls import CallLowerer
 from .ctype import VOID, CType, MultiArrayType, Signature, StructType, VlaType
 from .gotos import GotoContext, GotoPlan, plan_gotos
@@ -31,6 +31,7 @@ from .state import (
 from .switch import find_node, lower_switch
 
 MAX_STATEMENTS = 300_000
+DEADLINE_STATEMENTS = 64  # the lowerer looks at the clock once per this many statements
 Declared = ir.IntType | ir.FloatType | ir.ArrayType | BlockType | VlaType | MultiArrayType
 
 
@@ -199,6 +200,8 @@ class StmtLowerer(CallLowerer):
         st.size += 1
         if st.size > MAX_STATEMENTS:
             raise UnsupportedFeature(st.coord(node), "program too large after inlining")
+        if st.size % DEADLINE_STATEMENTS == 0:
+            OutOfTime.check(st.deadline, "lowering")
         if len(st.call_stack) == 1 and not isinstance(node, (c_ast.Compound, c_ast.Label)):
             st.site = st.coord(node)
         handler = self._stmt_table.get(type(node))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
@@ -29,10 +30,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, TypeVar
+
+from quokka.verifier.errors import EngineError
+
+T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.05
@@ -172,6 +178,40 @@ def start_child(name: str, job: Callable[[mpc.Connection], None], *, daemon: boo
     process.start()
     sender.close()
     return Child(name, process, receiver)
+
+
+def call_until(name: str, job: Callable[[], T], deadline: float, setup: ChildSetup) -> T | None:
+    """`job()` computed in a forked child (`setup` first: give it a process group of its own, so
+    that what it starts, e.g. a compiler, dies with it), None when it has not answered by
+    `deadline` (`time.monotonic()`; it is killed then). A job that raises, or a child that dies
+    without an answer, raises EngineError with what happened."""
+    child = start_child(name, functools.partial(_answer, job, setup))
+    try:
+        left = deadline - time.monotonic()
+        if not child.conn.poll(None if left == float("inf") else max(0.0, left)):
+            return None
+        try:
+            failed, value = child.conn.recv()
+        except (EOFError, OSError):
+            raise EngineError(f"{name}: the process ended without an answer (exit code "
+                              f"{child.process.exitcode})") from None
+        if failed:
+            raise EngineError(f"{name} failed: {value}")
+        answer: T = value
+        return answer
+    finally:
+        child.kill()
+        child.close()
+
+
+def _answer(job: Callable[[], object], setup: ChildSetup, conn: mpc.Connection) -> None:
+    setup()
+    try:
+        conn.send((False, job()))
+    except Exception as exc:
+        conn.send((True, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+    finally:
+        conn.close()
 
 
 # ----------------------------------------------------------------------------- groups and tags
@@ -374,6 +414,22 @@ def _still_running(pid: int) -> bool:
 def _read_all(handle: IO[bytes]) -> str:
     handle.seek(0)
     return handle.read().decode("utf-8", errors="replace")
+
+
+# ----------------------------------------------------------------------------- age
+
+
+def process_age_s() -> float:
+    """Seconds since this process started (Linux: `/proc`; 0.0 where unknown): the interpreter's
+    start-up and imports, which a budget for the whole process must count too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii", errors="replace") as handle:
+            started = int(handle.read().rsplit(")", 1)[1].split()[19])  # field 22, in clock ticks
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+        return max(0.0, uptime - started / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 # ----------------------------------------------------------------------------- memory

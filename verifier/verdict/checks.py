@@ -46,7 +46,7 @@ from quokka.verifier.properties import NO_OVERFLOW, UNREACH_CALL
 from quokka.verifier.verdict.minimize import minimal_certificate
 from quokka.verifier.verdict.results import Counterexample, InputValue, ProvenInvariant, Result
 
-MINIMIZE_S = 1.0  # seconds at most for finding the minimal certificate
+MINIMIZE_S = 2.0  # seconds at most for finding the minimal certificate (a guard: `minimize.TOTAL_RLIMIT`)
 LOOP_FREE_INT_S = 1.0  # seconds for the integer check of a loop-free program before bit-blasting it
 UNWOUND_BITS_S = 2.0  # seconds for the bit-precise unrolling of a program unrolled completely, then integers
 LONG_RUN_S = 10.0  # the sanitized compiled run that confirms a path longer than the interpreter's limit
@@ -115,17 +115,19 @@ def _unwound_again(program: Program, bound: int, budget: Budget, bits_found_it: 
     return bmc.check(program, budget, start_bound=bound, max_bound=bound, solving="fresh")
 
 
-def minimal_invariants(program: Program, result: EngineResult) -> tuple[ProvenInvariant, ...]:
-    """The conjuncts of `result`'s checked certificate that carry the proof (`minimize`), shown
-    with pairs of bounds as equalities."""
-    smaller = minimal_certificate(program, result.invariants, Budget.of(MINIMIZE_S))
+def minimal_invariants(program: Program, result: EngineResult, budget: Budget) -> tuple[ProvenInvariant, ...]:
+    """The conjuncts of `result`'s checked certificate that carry the proof (`minimize`, within
+    `budget`: a guard, its queries are limited by Z3's resource count), shown with pairs of bounds
+    as equalities."""
+    smaller = minimal_certificate(program, result.invariants, budget)
     return shown_invariants(program, result, smaller, minimal=True)
 
 
 def shown_invariants(
     program: Program, result: EngineResult, invariants: Mapping[str, Expr], minimal: bool
 ) -> tuple[ProvenInvariant, ...]:
-    """`invariants` (part of `result`'s checked certificate) as rows in C names."""
+    """`invariants` (part of `result`'s checked certificate) as rows in C names, each text once
+    per loop (two conjuncts may read the same: `x - y == 0` and `x == y`)."""
     sources = result.stats.get("sources")
     sources = sources if isinstance(sources, dict) else {}
     out = []
@@ -133,8 +135,12 @@ def shown_invariants(
         info = program.loop(loop_id)
         parts = conjuncts(inv)
         shown = readable_conjuncts(parts) if minimal else [(k, readable(p)) for k, p in enumerate(parts)]
+        texts: set[str] = set()
         for k, expr in shown:
             text = format_expr_c_names(expr, program, loop_id)
+            if text in texts:
+                continue
+            texts.add(text)
             source = sources.get((loop_id, parts[k]), result.engine)
             out.append(
                 ProvenInvariant(
@@ -226,7 +232,10 @@ def confirm_deeper(
         return None, why
     for depth in DEEPER_RECURSION:
         try:
-            deeper = lower(source, program.data_model, program.property_name, program.uninitialised, depth)
+            deeper = lower(
+                source, program.data_model, program.property_name, program.uninitialised,
+                recursion_depth=depth,
+            )
         except UnsupportedFeature as exc:
             return None, f"recursion inlined to depth {depth}: {exc}"
         cex, why = confirm_smallest(deeper, result, source)

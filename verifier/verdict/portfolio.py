@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import multiprocessing.connection as mpc
 import os
 import threading
@@ -19,13 +20,16 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from quokka.verifier.engines.base import Budget, EngineResult, Status, unknown
 from quokka.verifier.engines.kinduction import k_inductive
+from quokka.verifier.errors import EngineError
 from quokka.verifier.infra.processes import (
     Child,
     ChildSetup,
     ResourceLimits,
+    call_until,
     paused,
     peak_rss_mb,
     peak_rss_of,
@@ -35,6 +39,7 @@ from quokka.verifier.infra.processes import (
 from quokka.verifier.infra.profile import Recorder, Timing
 from quokka.verifier.ir import Assert, Expr, Program, bounded_recursion, refusal, walk, walk_stmts
 from quokka.verifier.verdict.checks import (
+    MINIMIZE_S,
     certificate_result,
     confirm_deeper,
     confirm_smallest,
@@ -47,11 +52,13 @@ from quokka.verifier.verdict.results import CandidateReport, EngineRun, Result, 
 from quokka.verifier.verdict.schedule import OVERDUE_S, Queue, Slot, plan, race
 
 Strategy = Callable[[Program, Budget], EngineResult]
+T = TypeVar("T")
 YIELD_NICE = 5
 NO_ERROR = "the program has no error location: no assertion, reach_error() call or checked operation"
 DOUBLE_CHECK_S = 10.0  # seconds for cvc5's independent check of a certificate (`--double-check`)
 POLISH_MAX_NODES = 2000  # larger certificates are shown whole, with every overflow site
 OVERFLOW_CHECK_S = 0.3  # seconds for ruling out overflow sites under a checked certificate
+MINIMIZE_FLOOR_S = 0.5  # the minimal certificate may take this long even after a faster proof
 PROFILE_EVERY_S = 0.5  # how often a running strategy sends its profile snapshot
 PROFILE = "profile"  # the tag of a profile snapshot message
 USED_SLICE = 0.8  # a first-stage strategy that ran this share of its slice comes again (`Queue.again`)
@@ -66,6 +73,9 @@ class PortfolioConfig:
     minimal_certificate: bool = True  # report only the conjuncts that carry the proof (`minimize`)
     double_check: bool = False  # a certificate must also pass cvc5's independent check (`doublecheck`)
     check_budget_s: float = 20.0  # extra time allowed to re-check a certificate
+    # when every check must have ended (`time.monotonic()`): a certificate's, a counterexample's
+    # replay, the polishing of the result; a check still running then is killed (the run's budget)
+    deadline: float = math.inf
     uncapped: frozenset[str] = frozenset()  # strategies without the memory cap (e.g. ones loading a model)
     yielding: frozenset[str] = frozenset()  # strategies run at a lower CPU priority (`YIELD_NICE`)
     # strategies whose report is awaited (at most `report_grace_s`, within the budget) after another
@@ -211,6 +221,7 @@ class Portfolio:
         self._pending: list[Child] = []
         self._safe: EngineResult | None = None  # the engine result behind a TRUE verdict
         self._cut = ""  # why a SAFE answer was no verdict: the recursion was cut (`bounded_recursion`)
+        self._late: str | None = None  # which check the deadline cut short, if one was
         self.snapshots = _Snapshots()
         self.recorder = Recorder()  # the checks done here
 
@@ -247,11 +258,13 @@ class Portfolio:
         if invariant_free(safe):  # no undefined behaviour on any path: no overflow either
             return dataclasses.replace(result, overflow_sites=(), time_s=self._elapsed())
         with self.recorder.timed("overflow sites"):
-            sites = unproven_overflows(self.program, safe.invariants, Budget.of(OVERFLOW_CHECK_S))
+            sites = unproven_overflows(self.program, safe.invariants, self._check_budget(OVERFLOW_CHECK_S))
         invariants = result.invariants
         if self.config.minimal_certificate and k_inductive(safe) is None:  # k-induction: no 1-inductive set
             with self.recorder.timed("minimal certificate"):
-                invariants = minimal_invariants(self.program, safe)
+                # no longer than the proof took (a guard: Z3's resource count limits it first)
+                guard = min(MINIMIZE_S, max(MINIMIZE_FLOOR_S, self._elapsed()))
+                invariants = minimal_invariants(self.program, safe, self._check_budget(guard))
         return dataclasses.replace(
             result, invariants=invariants, overflow_sites=tuple(map(str, sites)), time_s=self._elapsed()
         )
@@ -306,7 +319,7 @@ class Portfolio:
                     return verdict
                 self._after(slot, answer, time.monotonic() - started, queue)
             self._kill_overdue(deadlines, queue)
-        reason = self._cut or ("timeout" if pending or queue.slots else self._unknown_reason())
+        reason = self._late or self._cut or ("timeout" if pending or queue.slots else self._unknown_reason())
         for run in pending:
             self.runs.append(EngineRun(run.name, "timeout", self._elapsed(), "budget exhausted"))
         for slot in queue.slots:
@@ -364,9 +377,10 @@ class Portfolio:
         if refused is not None and unwinding_bound(result) is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {refused}"))
             return None
-        budget = Budget.of(self.config.check_budget_s)
+        budget = self._check_budget(self.config.check_budget_s)
         with self.recorder.timed("certificate check") as call:
-            checked, why = certificate_result(self.program, result, budget)
+            job = functools.partial(certificate_result, self.program, result, budget)
+            checked, why = self._bounded(f"checking {result.engine}'s certificate", job, budget)
             call.answer = "rejected" if checked is None else "checked"
         if checked is None:
             self.runs.append(EngineRun("certificate", "rejected", 0.0, f"{result.engine}: {why}"))
@@ -398,7 +412,7 @@ class Portfolio:
             }
 
         with self.recorder.timed("double check (cvc5)") as call:
-            second = double_check(self.program, result.invariants, Budget.of(DOUBLE_CHECK_S))
+            second = double_check(self.program, result.invariants, self._check_budget(DOUBLE_CHECK_S))
             call.answer = second.status
         if second.status == REFUTED:
             self.runs.append(EngineRun("double-check", "rejected", 0.0, f"{result.engine}: {second.reason}"))
@@ -409,15 +423,39 @@ class Portfolio:
         with self.recorder.timed("counterexample replay") as call:
             compiled = self.config.replay_with_compiler
             source = self.config.source if compiled else None
-            cex, why = confirm_smallest(self.program, result, source, compile_ir=compiled)
+            job = functools.partial(confirm_smallest, self.program, result, source, compile_ir=compiled)
+            budget = self._check_budget(math.inf)  # a replay has its own limits (the compiler's)
+            cex, why = self._bounded(f"confirming {result.engine}'s counterexample", job, budget)
             if cex is None and self.program.cut_calls and compiled:  # a run past the cut (issue 40)
-                cex, deeper = confirm_deeper(self.program, result, source)
-                why = why if cex is None else deeper
+                deeper = functools.partial(confirm_deeper, self.program, result, source)
+                stage = f"confirming {result.engine}'s counterexample past the recursion cut"
+                cex, past = self._bounded(stage, deeper, self._check_budget(math.inf))
+                why = why if cex is None else past
             call.answer = "rejected" if cex is None else "confirmed"
         if cex is None:
             self.runs.append(EngineRun("replay", "rejected", 0.0, f"{result.engine}: {why}"))
             return None
         return self._result(Verdict.FALSE, result.reason, counterexample=cex, decided_by=result.engine)
+
+    def _check_budget(self, seconds: float) -> Budget:
+        """`seconds` from now for a check, or until the run's deadline if that comes first."""
+        return Budget(min(time.monotonic() + seconds, self.config.deadline))
+
+    def _bounded(
+        self, stage: str, job: Callable[[], tuple[T | None, str]], budget: Budget
+    ) -> tuple[T | None, str]:
+        """`job()` (a check: its answer or None, and why) in a process of its own, killed at
+        `budget`'s end (a compiler's run or a solver that overruns its limit cannot hold the run
+        past its deadline); a job that fails is a rejection, with its error."""
+        setup = ChildSetup(detach="group", parent=os.getpid())
+        try:
+            answer = call_until("check", job, budget.deadline, setup)
+        except EngineError as exc:
+            return None, str(exc)
+        if answer is None:
+            self._late = f"timeout while {stage}"
+            return None, self._late
+        return answer
 
     def _unknown_reason(self) -> str:
         reasons = [f"{r.engine}: {r.reason}" for r in self.runs if r.status != "safe"]
