@@ -23,8 +23,9 @@ from quokka.verifier.engines import spacer
 from quokka.verifier.engines.base import Budget
 from quokka.verifier.frontend import lower
 from quokka.verifier.ir import Program
+from shared_data import BENCHMARKS
 
-ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
+ROOT = BENCHMARKS  # ../shared beside the project
 INLINE_OFF = {"xform.inline_linear": False, "xform.inline_eager": False}
 CONFIGS: dict[str, dict[str, object]] = {
     "default": {"spacer.use_iuc": True},

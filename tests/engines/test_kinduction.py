@@ -20,8 +20,9 @@ from quokka.verifier.ir.builder import ProgramBuilder, add, binop, eq, ge, lt, n
 from quokka.verifier.options import Options
 from quokka.verifier.verdict.checks import certificate_result
 from quokka.verifier.verdict.results import Verdict
+from shared_data import BENCHMARKS
 
-BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+BENCH = BENCHMARKS
 
 
 def _lagging(init_y: int = 0, steps: int | None = None) -> ir.Program:

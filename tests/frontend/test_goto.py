@@ -18,8 +18,9 @@ from quokka.verifier.ir import Assert, Goto, Havoc, Label, LoopInfo, Program, Sc
 from quokka.verifier.ir.printer import format_program
 from quokka.verifier.ir.typecheck import check_program
 from quokka.verifier.properties import UNREACH_CALL
+from shared_data import BENCHMARKS
 
-QUOKKA_DEV = Path(__file__).parents[2].parent / "shared" / "benchmarks" / "quokka-dev"
+QUOKKA_DEV = BENCHMARKS / "quokka-dev"
 GOTO_TASKS = sorted(p for p in QUOKKA_DEV.glob("*.c") if "goto" in p.read_text())  # none if absent
 
 

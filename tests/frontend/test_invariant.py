@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from frontend_helpers import Interp
 from quokka.verifier.errors import InputError, UnsupportedFeature
 from quokka.verifier.frontend import find_acsl_invariants, lower, lower_source, parse_invariant
 from quokka.verifier.ir import INT, Binary, Cast, Const, IntType, Program, Var, free_vars
+from shared_data import BENCHMARKS
 
 SRC = """int g;
 int main() {
@@ -115,7 +115,7 @@ def test_unsupported_feature_in_invariant_becomes_input_error(program: Program) 
     assert not isinstance(info.value, UnsupportedFeature)
 
 
-QUOKKA_DEV = Path(__file__).parents[2].parent / "shared" / "benchmarks" / "quokka-dev"
+QUOKKA_DEV = BENCHMARKS / "quokka-dev"
 
 
 @pytest.mark.skipif(not QUOKKA_DEV.is_dir(), reason="shared benchmarks not present")

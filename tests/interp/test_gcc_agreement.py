@@ -31,6 +31,7 @@ from quokka.verifier.exec.replay import (
     replay_with_compiler,
 )
 from quokka.verifier.ir import ArrayType, FloatType, Havoc, IntType, Program, VarDecl, fpsem
+from shared_data import BENCHMARKS
 
 try:
     from quokka.verifier.frontend import lower as LOWER
@@ -38,7 +39,7 @@ except ImportError:  # the frontend is developed in parallel
     LOWER = None
 
 
-BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
+BENCH = BENCHMARKS  # ../shared beside the project
 pytestmark = [
     pytest.mark.skipif(LOWER is None, reason="the C frontend (quokka.verifier.frontend.lower) is missing"),
     pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present"),

@@ -25,8 +25,9 @@ from quokka.verifier.exec.replay import (
     replay_with_compiler,
 )
 from quokka.verifier.infra.processes import start_child
+from shared_data import BENCHMARKS
 
-BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"  # ../shared beside the project
+BENCH = BENCHMARKS  # ../shared beside the project
 
 
 needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="benchmarks not present")

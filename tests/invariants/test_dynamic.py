@@ -1,7 +1,6 @@
 """The dynamic proposer end to end, on programs built with the builder."""
 
 import time
-from pathlib import Path
 
 import pytest
 from quokka.invariants.dynamic import DynamicConfig, DynamicProposer, infer
@@ -13,6 +12,7 @@ from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.ir import Assert, Assign, Program, Return, Scope, int_types
 from quokka.verifier.ir.builder import ProgramBuilder, add, and_, cast, eq, ge, le, lt, mul, not_, num
 from quokka.verifier.ir.typecheck import check_program
+from shared_data import SHARED
 
 T = int_types("LP64")
 LL, SHORT, USHORT = T["long long"], T["short"], T["unsigned short"]
@@ -225,7 +225,7 @@ def test_tiny_budget_still_answers():
     _well_typed(program, cands)
 
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"  # ../shared beside the project
+SHARED = SHARED  # ../shared beside the project
 COHENCU_C = SHARED / "benchmarks" / "svcomp-nla-dev" / "cohencu-ll.c"
 
 

@@ -8,6 +8,7 @@ from quokka.verifier.cfg import Branch, Cfg, Halt, Jump, build_cfg
 from quokka.verifier.errors import IRTypeError, QuokkaError, UnsupportedFeature
 from quokka.verifier.ir import Assert, Assign, Goto, If, Label, Return, Scope
 from quokka.verifier.ir.builder import ProgramBuilder, add, ge, lt, num
+from shared_data import BENCHMARKS
 
 
 def _reachable(cfg: Cfg) -> set[int]:
@@ -134,11 +135,10 @@ def test_labels_are_scoped_per_function_instance() -> None:
 
 
 def test_every_benchmark_loop_has_a_head_with_the_frontends_parent() -> None:
-    from pathlib import Path
 
     from quokka.verifier.frontend import lower
 
-    folder = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks" / "quokka-dev"
+    folder = BENCHMARKS / "quokka-dev"
     files = sorted(folder.glob("*.c"))[:60]
     if not files:
         pytest.skip("no shared benchmarks")

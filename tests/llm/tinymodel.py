@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from shared_data import BENCHMARKS, ROOT
+
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -15,9 +17,8 @@ SPECIAL = ["<|pad|>", "<|bos|>", "<|im_start|>", "<|im_end|>"]
 
 def corpus_files(limit: int = 120) -> list[Path]:
     """C files to train the tokenizer on: the shared benchmarks when present, else the examples."""
-    root = Path(__file__).resolve().parents[2]
-    found = sorted((root.parent / "shared" / "benchmarks").glob("*/*.c"))[:limit]
-    return found or sorted((root / "examples").glob("*.c"))
+    found = sorted(BENCHMARKS.glob("*/*.c"))[:limit]
+    return found or sorted((ROOT / "examples").glob("*.c"))
 
 
 def train_tokenizer(texts: Sequence[str], directory: Path, chat_template: bool = True) -> object:

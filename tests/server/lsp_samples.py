@@ -15,10 +15,10 @@ from quokka.verifier.verdict.results import (
     Result,
     Verdict,
 )
+from shared_data import BENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-BENCHMARKS = ROOT.parent / "shared" / "benchmarks"  # ../shared beside the project
 LINEAR = (EXAMPLES / "linear.c").read_text()
 SUM_BUG = (EXAMPLES / "sum_bug.c").read_text()
 COHENCU = (EXAMPLES / "cohencu.c").read_text()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from shared_data import BENCHMARKS
+
 FAKE = Path(__file__).with_name("svcomp_fake_verify.py")
 FAKE_VERIFIER = (sys.executable, str(FAKE))
 REPO = Path(__file__).resolve().parents[2]
-BENCHMARKS = REPO.parent / "shared" / "benchmarks"
+BENCHMARKS = BENCHMARKS
 
 PROGRAM = """\
 extern void abort(void);

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from shared_data import BENCHMARKS
 
 if TYPE_CHECKING:
     from quokka.invariants.train.finetune import FinetuneConfig
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "quokka-dev"  # ../shared
+DEV = BENCHMARKS / "quokka-dev"  # ../shared
 FILES = ("benchmark25_linear_1.c", "benchmark17_conjunctive_1.c", "benchmark09_conjunctive_1.c")
 
 

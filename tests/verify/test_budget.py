@@ -18,9 +18,10 @@ from quokka.verifier.frontend.coords import CoordMap
 from quokka.verifier.frontend.lower import Frontend, lower_source, parse
 from quokka.verifier.frontend.preprocess import preprocess
 from quokka.verifier.infra.processes import ChildSetup, call_until, process_age_s
+from shared_data import BENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[2]
-HARDTAIL = ROOT.parent / "shared" / "benchmarks" / "hardtail-dev"
+HARDTAIL = BENCHMARKS / "hardtail-dev"
 
 
 def _straight_line(statements: int) -> str:

@@ -12,7 +12,6 @@ import csv
 import json
 from collections import defaultdict
 from functools import cache
-from pathlib import Path
 
 import pytest
 from mutants import mutant_maps
@@ -26,8 +25,9 @@ from quokka.verifier.ir import Expr, Program
 from quokka.verifier.ir.printer import format_expr_c_names
 from quokka.verifier.options import Options
 from quokka.verifier.verdict.results import Verdict
+from shared_data import BENCHMARKS
 
-DEV = Path(__file__).parents[2].parent / "shared" / "benchmarks" / "quokka-dev"
+DEV = BENCHMARKS / "quokka-dev"
 pytestmark = pytest.mark.skipif(
     not (DEV / "invariants.jsonl").is_file(), reason="shared benchmarks not present"
 )
