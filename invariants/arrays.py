@@ -29,8 +29,10 @@ from quokka.verifier.ir import (
     Loop,
     Program,
     Select,
+    Stmt,
     Store,
     Var,
+    free_vars,
     stmt_exprs,
     walk,
     walk_stmts,
@@ -64,7 +66,7 @@ class ArrayProposer:
 def candidates(program: Program, loop: Loop) -> list[Expr]:
     """The quantified candidates for the head of `loop`: over the arrays in scope, and that the
     arrays no statement writes (the frontend's all-zero temporaries) are still all zero."""
-    return _filled(program, loop) + _untouched(program)
+    return _filled(program, loop) + _extremes(program, loop) + _untouched(program)
 
 
 def _untouched(program: Program) -> list[Expr]:
@@ -89,18 +91,55 @@ def _filled(program: Program, loop: Loop) -> list[Expr]:
         return []
     bound = next((n for n in BOUND_NAMES if n not in scope), "k_")
     counters = _counters(program, loop)
-    limits = _limits(program, _all_counters(program))
+    limits = _limits(program, _all_counters(program), loop)
     out: dict[Expr, None] = {}
+    loops = [s for s in walk_stmts(program.body) if isinstance(s, Loop)]
+    fresh = {s.target for x in loops for s in walk_stmts(x.body + x.step) if isinstance(s, Havoc)}
     for array, index, body in _properties(program):
-        if array not in arrays:
-            continue
+        if array not in arrays or (free_vars(body) - {index.name}) & fresh:
+            continue  # a cell equal to an input read afresh each time is no invariant
         ty = index.type
         assert isinstance(ty, IntType)  # `_variable` finds integer variables only
         k = Var(BOUND + bound, ty)
         prop = substitute(body, {index.name: k})
         for lo, hi in _ranges(counters, limits, ty):
-            out.setdefault(Forall(k, lo, hi, prop), None)
+            if lo != hi and not (isinstance(lo, Const) and isinstance(hi, Const) and lo.value >= hi.value):
+                out.setdefault(Forall(k, lo, hi, prop), None)
     return list(out)
+
+
+def _extremes(program: Program, loop: Loop) -> list[Expr]:
+    """`\\forall k; 0 <= k < i + d ==> a[k] <= a[i]` (and `>=`) for the counters `i` of `loop` and
+    the arrays whose cells the program compares with each other (a bubble pass carries the
+    largest cell so far along: `a[i] > a[i + 1]`)."""
+    scope = dict(program.loop(loop.id).scope)
+    compared = {a for a in _cell_comparisons(program) if a in scope.values()}
+    bound = next((n for n in BOUND_NAMES if n not in scope), "k_")
+    out: list[Expr] = []
+    for name in sorted(compared):
+        ty = program.var(name).type
+        assert isinstance(ty, ArrayType)
+        array = Var(name, ty)
+        for c in _counters(program, loop):
+            assert isinstance(c.type, IntType)
+            k = Var(BOUND + bound, c.type)
+            for op in ("<=", ">="):
+                prop = Binary(op, Select(array, k, ty.elem), Select(array, c, ty.elem), INT)
+                out += [Forall(k, Const(0, c.type), _plus(c, d), prop) for d in OFFSETS if d >= 0]
+    return out
+
+
+def _cell_comparisons(program: Program) -> set[str]:
+    """The arrays two of whose cells some comparison of the program holds against each other."""
+    out = set()
+    for s in walk_stmts(program.body):
+        for e in stmt_exprs(s):
+            for atom in comparisons(e):
+                left, right = uncast(atom.left), uncast(atom.right)
+                if isinstance(left, Select) and isinstance(right, Select) and left.array == right.array:
+                    if isinstance(left.array, Var):
+                        out.add(left.array.name)
+    return out
 
 
 def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
@@ -149,22 +188,30 @@ def _all_counters(program: Program) -> set[str]:
     return {v.name for loop in loops for v in _counters(program, loop)}
 
 
-def _limits(program: Program, counters: set[str]) -> list[Expr]:
+def _limits(program: Program, counters: set[str], loop: Loop) -> list[Expr]:
     """What some comparison holds a counter against: variables other than counters, and
-    positive constants."""
+    positive constants; and what `loop`'s own comparisons hold its counters against (another
+    loop's counter, such as the length a filtering loop has built)."""
     out: dict[Expr, None] = {}
     for s in walk_stmts(program.body):
-        for e in stmt_exprs(s):
-            for atom in comparisons(e):
-                sides = [_variable(atom.left), _variable(atom.right)]
-                if not any(v is not None and v.name in counters for v in sides):
-                    continue
-                for side, var in zip((atom.left, atom.right), sides, strict=True):
-                    if var is not None and var.name not in counters:
-                        out.setdefault(var, None)
-                    elif isinstance(side, Const) and side.value > 0:
-                        out.setdefault(side, None)
+        _compared(s, counters, out)
+    own = {v.name for v in _counters(program, loop)}
+    for s in walk_stmts(loop.body + loop.step):
+        _compared(s, own, out)
     return list(out)
+
+
+def _compared(s: Stmt, counters: set[str], out: dict[Expr, None]) -> None:
+    for e in stmt_exprs(s):
+        for atom in comparisons(e):
+            sides = [_variable(atom.left), _variable(atom.right)]
+            if not any(v is not None and v.name in counters for v in sides):
+                continue
+            for side, var in zip((atom.left, atom.right), sides, strict=True):
+                if var is not None and var.name not in counters:
+                    out.setdefault(var, None)
+                elif isinstance(side, Const) and side.value > 0:
+                    out.setdefault(side, None)
 
 
 def _ranges(counters: list[Var], limits: list[Expr], ty: IntType) -> Iterator[tuple[Expr, Expr]]:

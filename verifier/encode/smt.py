@@ -195,7 +195,8 @@ class Translator:
         inner = copy.copy(self)
         inner.env = {**self.env, e.var.name: k}
         in_range = z3.And(self.term(e.lo) <= k, k < self.term(e.hi))
-        return z3.ForAll([k], z3.Implies(in_range, inner.formula(e.body)))
+        body = inner.formula(e.body)
+        return z3.ForAll([k], z3.Implies(in_range, body), patterns=_reads_at(body, k))
 
     def _bound(self, var: Var) -> z3.ExprRef:
         return z3.Int(var.name)
@@ -333,6 +334,23 @@ class Translator:
         else:
             shifted = bv_a >> bv_b if e.type.signed else z3.LShR(bv_a, bv_b)
         return _bv_to_int(shifted, e.type)
+
+
+def _reads_at(body: z3.ExprRef, k: z3.ExprRef) -> list[z3.ExprRef]:
+    """The reads `a[k]` of an array variable `a` in `body`: the quantifier's patterns, so that
+    E-matching instantiates it at the cells the query reads (none: Z3 picks its own). A read of
+    a stored-to array (a post-state) makes no pattern: a pattern holds no interpreted function."""
+    out: dict[int, z3.ExprRef] = {}
+    stack, seen = [body], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_select(t) and t.arg(1).eq(k) and t.arg(0).decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[t.get_id()] = t
+        stack.extend(t.children())
+    return list(out.values())
 
 
 def _divmod(op: str, a: z3.ArithRef, b: z3.ArithRef, ty: IntType) -> z3.ArithRef:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import z3
 from quokka.verifier.ir.builder import conjunction
 
-from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
+from ..encode import ENTRY, ERROR, Edge, Encoding, encode, instantiate, range_facts
 from ..ir import Binary, Expr, Forall, IntType, Program, Var, children, free_vars, operands, refusal, walk
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -74,14 +74,25 @@ class HoudiniResult:
 
 
 class _EdgeSolver:
-    """The incremental solver of one edge, with literals for source and target candidates."""
+    """The incremental solver of one edge, with literals for source and target candidates.
+
+    A quantified target's negation is skolemised (`encode.instantiate`), so that a model says
+    whether it fails. With quantified candidates the solver instantiates by E-matching only (on
+    the array reads the translator gives as patterns): model-based instantiation mostly spends
+    the whole cap on a false candidate. A model of an `unknown` answer is then used like one of
+    `sat`: a candidate it drops may be inductive after all (incompleteness), but `unsat` is exact."""
 
     def __init__(self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]]) -> None:
         self.enc, self.edge = enc, edge
         self.solver = z3.Solver()
         self.solver.add(edge.guard)
         self.pre: dict[Expr, z3.BoolRef] = {}
-        self.post: dict[Expr, z3.BoolRef] = {}  # target formulas, added only to the queries asking for them
+        self.post: dict[Expr, z3.BoolRef] = {}  # negated targets, added only to the queries asking for them
+        candidates = [*pool.get(edge.src, ()), *pool.get(edge.dst, ())]
+        self.quantified = any(quantified(c) for c in candidates)
+        if self.quantified:
+            self.solver.set("smt.mbqi", False)
+            self.solver.set("smt.relevancy", 0)
         if edge.src != ENTRY:
             tr = enc.translator(edge, "pre")
             for i, c in enumerate(pool.get(edge.src, ())):
@@ -89,8 +100,10 @@ class _EdgeSolver:
                 self.solver.add(z3.Implies(self.pre[c], tr.formula(c)))
         if edge.dst != ERROR:
             tr = enc.translator(edge, "post")
+            skolem = instantiate.Instantiator(f"g{len(enc.edges)}")
             for c in pool.get(edge.dst, ()):
-                self.post[c] = tr.formula(c)
+                negated = z3.Not(tr.formula(c))
+                self.post[c] = skolem.skolemised(negated) if quantified(c) else negated
 
     def check(
         self,
@@ -106,17 +119,26 @@ class _EdgeSolver:
         self.solver.set("timeout", budget.z3_timeout_ms(cap_s))
         self.solver.push()
         if self.edge.dst != ERROR:
-            self.solver.add(z3.Or([z3.Not(self.post[g]) for g in goals]))
+            self.solver.add(z3.Or([self.post[g] for g in goals]))
         with budget.recorder.timed(f"houdini {self.edge.kind}") as call:
             result = self.solver.check(*[self.pre[a] for a in assumed])
             call.answer = str(result)
-        model = self.solver.model() if result == z3.sat else None
+        model = self.solver.model() if result == z3.sat else self._candidate_model(result)
         why = self.solver.reason_unknown() if result == z3.unknown else ""
         self.solver.pop()
         return result, model, why
 
+    def _candidate_model(self, result: z3.CheckSatResult) -> z3.ModelRef | None:
+        """The model an `unknown` answer left (only where quantifiers made it incomplete)."""
+        if result != z3.unknown or not self.quantified or "quantifiers" not in self.solver.reason_unknown():
+            return None
+        try:
+            return self.solver.model()
+        except z3.Z3Exception:
+            return None
+
     def failing(self, model: z3.ModelRef, goals: Sequence[Expr]) -> list[Expr]:
-        return [g for g in goals if z3.is_false(model.eval(self.post[g], model_completion=True))]
+        return [g for g in goals if z3.is_true(model.eval(self.post[g], model_completion=True))]
 
 
 class _Houdini:
@@ -182,7 +204,7 @@ class _Houdini:
                                           cap if plain else min(cap, QUANTIFIED_CAP_S))  # fmt: skip
         if self.budget.expired:
             return z3.unknown, False
-        if result == z3.sat and model is not None:
+        if model is not None:
             failing = solver.failing(model, goals)
             if failing:
                 self._drop(edge, failing, cti_of(self.enc, edge, model))
