@@ -66,7 +66,7 @@ class ArrayProposer:
 def candidates(program: Program, loop: Loop) -> list[Expr]:
     """The quantified candidates for the head of `loop`: over the arrays in scope, and that the
     arrays no statement writes (the frontend's all-zero temporaries) are still all zero."""
-    return _filled(program, loop) + _extremes(program, loop) + _untouched(program)
+    return _filled(program, loop) + _extremes(program, loop) + _bounds(program, loop) + _untouched(program)
 
 
 def _untouched(program: Program) -> list[Expr]:
@@ -129,6 +129,29 @@ def _extremes(program: Program, loop: Loop) -> list[Expr]:
     return out
 
 
+def _bounds(program: Program, loop: Loop) -> list[Expr]:
+    """`i >= 0`, `i >= 1`, `i <= n` and `i <= n - 1` for the counters `i` of `loop` and the limits `n` of
+    their type: what the ranges above need, proposed here too so that they can be proved before
+    the proposers that run the program have answered."""
+    limits = _limits(program, _all_counters(program), loop)
+    out: list[Expr] = []
+    for c in _counters(program, loop):
+        ty = c.type
+        assert isinstance(ty, IntType)
+        out += [Binary(">=", c, Const(0, ty), INT), Binary(">=", c, Const(1, ty), INT)]
+        for n in limits:
+            if n.type == ty and n != c:
+                out += [Binary("<=", c, n, INT), Binary("<=", c, _minus_one(n), INT)]
+    return out
+
+
+def _minus_one(e: Expr) -> Expr:
+    if isinstance(e, Const):
+        return Const(e.value - 1, e.type)
+    assert isinstance(e.type, IntType)
+    return Binary("-", e, Const(1, e.type), e.type)
+
+
 def _cell_comparisons(program: Program) -> set[str]:
     """The arrays two of whose cells some comparison of the program holds against each other."""
     out = set()
@@ -136,9 +159,9 @@ def _cell_comparisons(program: Program) -> set[str]:
         for e in stmt_exprs(s):
             for atom in comparisons(e):
                 left, right = uncast(atom.left), uncast(atom.right)
-                if isinstance(left, Select) and isinstance(right, Select) and left.array == right.array:
-                    if isinstance(left.array, Var):
-                        out.add(left.array.name)
+                cells = isinstance(left, Select) and isinstance(right, Select) and left.array == right.array
+                if cells and isinstance(left, Select) and isinstance(left.array, Var):
+                    out.add(left.array.name)
     return out
 
 

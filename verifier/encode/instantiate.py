@@ -165,6 +165,30 @@ def _bases(array: z3.ExprRef) -> set[int]:
     return out
 
 
+def flat_terms(terms: Terms) -> list[z3.ArithRef]:
+    """The index terms of every array, once each."""
+    return list({k: t for by_array in terms.values() for k, t in by_array.items()}.values())
+
+
+def top_foralls(f: z3.BoolRef) -> list[z3.QuantifierRef]:
+    """The universal quantifiers over one integer that are conjuncts of `f` (each implied by it)."""
+    if z3.is_quantifier(f) and f.is_forall() and f.num_vars() == 1 and f.var_sort(0) == z3.IntSort():
+        return [f]
+    if z3.is_and(f):
+        return [q for a in f.children() for q in top_foralls(a)]
+    return []
+
+
+def violated(q: z3.QuantifierRef, terms: Sequence[z3.ArithRef], model: z3.ModelRef) -> list[z3.BoolRef]:
+    """The instances of `q` at `terms` that are false in `model`."""
+    out = []
+    for t in terms:
+        inst = z3.substitute_vars(q.body(), t)
+        if z3.is_false(model.eval(inst, model_completion=True)):
+            out.append(inst)
+    return out
+
+
 def instances(q: z3.QuantifierRef, terms: Terms) -> list[z3.BoolRef]:
     """`q`'s body at the index terms of the arrays it reads (at every term when it reads none)."""
     reads = index_terms([q.body()], {})

@@ -336,21 +336,41 @@ class Translator:
         return _bv_to_int(shifted, e.type)
 
 
-def _reads_at(body: z3.ExprRef, k: z3.ExprRef) -> list[z3.ExprRef]:
-    """The reads `a[k]` of an array variable `a` in `body`: the quantifier's patterns, so that
-    E-matching instantiates it at the cells the query reads (none: Z3 picks its own). A read of
-    a stored-to array (a post-state) makes no pattern: a pattern holds no interpreted function."""
-    out: dict[int, z3.ExprRef] = {}
+def _reads_at(body: z3.ExprRef, k: z3.ExprRef) -> list[z3.ExprRef | z3.PatternRef]:
+    """The quantifier's patterns, so that E-matching instantiates it at the cells the query
+    reads: each read `a[k]` of an array variable `a` in `body` (none: Z3 picks its own). A read
+    of a stored-to array (a post-state) makes no pattern: a pattern holds no interpreted
+    function. An array the body reads at several cells (`a[k] == a[k - 1] + 3`) makes a
+    multi-pattern of all of them: `a[k]` alone would be a matching loop (each instance reads
+    the next cell)."""
+    reads: dict[int, dict[int, z3.ExprRef]] = {}  # array -> its reads that depend on k
+    at: dict[int, z3.ExprRef] = {}
     stack, seen = [body], set()
     while stack:
         t = stack.pop()
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_select(t) and t.arg(1).eq(k) and t.arg(0).decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out[t.get_id()] = t
+        if z3.is_select(t) and t.arg(0).decl().kind() == z3.Z3_OP_UNINTERPRETED and _mentions(t.arg(1), k):
+            reads.setdefault(t.arg(0).get_id(), {})[t.get_id()] = t
+            if t.arg(1).eq(k):
+                at[t.arg(0).get_id()] = t
         stack.extend(t.children())
-    return list(out.values())
+    out: list[z3.ExprRef | z3.PatternRef] = []
+    for array, read in at.items():
+        cells = list(reads[array].values())
+        out.append(read if len(cells) == 1 else z3.MultiPattern(*cells))
+    return out
+
+
+def _mentions(t: z3.ExprRef, k: z3.ExprRef) -> bool:
+    stack = [t]
+    while stack:
+        e = stack.pop()
+        if e.eq(k):
+            return True
+        stack.extend(e.children())
+    return False
 
 
 def _divmod(op: str, a: z3.ArithRef, b: z3.ArithRef, ty: IntType) -> z3.ArithRef:

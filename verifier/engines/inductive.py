@@ -141,7 +141,8 @@ def solve(
     if budget.expired:
         return z3.unknown, None, "budget exhausted"
     weaker = instantiate(assertions)
-    if weaker is not None and _check(weaker.assertions, budget, "inductive obligation, instantiated")[0] == z3.unsat:
+    kind = "inductive obligation, instantiated"
+    if weaker is not None and _check(weaker.assertions, budget, kind)[0] == z3.unsat:
         return z3.unsat, None, INSTANTIATED
     return _check(assertions, budget, "inductive obligation")
 
@@ -357,8 +358,8 @@ def check_edge(
     result, model, why = case_query(enc, edge, inv, budget, cache)
     coord = enc.assert_coord(edge)
     if result == z3.unsat:
-        how = f" ({INSTANTIATED})" if why == INSTANTIATED else ""
-        return Obligation(edge.kind, edge.src, edge.dst, "valid", describe(enc, edge) + " holds" + how, None, coord)
+        text = describe(enc, edge) + " holds" + (f" ({INSTANTIATED})" if why == INSTANTIATED else "")
+        return Obligation(edge.kind, edge.src, edge.dst, "valid", text, None, coord)
     if result == z3.unknown or model is None:
         text = f"{describe(enc, edge)} unknown ({why or 'solver gave up'})"
         return Obligation(edge.kind, edge.src, edge.dst, "unknown", text, None, coord)
@@ -391,7 +392,8 @@ def prove_with(program: Program, invariants: Mapping[str, Expr], budget: Budget)
         return unknown(ENGINE, obligations.summary(), watch.elapsed(), stats)
     instantiated = sum(1 for o in obligations.items if o.reason.endswith(f"({INSTANTIATED})"))
     how = f", {instantiated} of them with {INSTANTIATED}" if instantiated else ""
-    reason = f"the invariants are inductive and imply every assertion ({len(obligations.items)} obligations{how})"
+    count = len(obligations.items)
+    reason = f"the invariants are inductive and imply every assertion ({count} obligations{how})"
     loops = {info.id for info in program.loops}
     certificate = {k: v for k, v in invariants.items() if k in loops}
     return EngineResult(ENGINE, Status.SAFE, reason, certificate, None, watch.elapsed(), stats)
