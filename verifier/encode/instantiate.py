@@ -189,10 +189,25 @@ def violated(q: z3.QuantifierRef, terms: Sequence[z3.ArithRef], model: z3.ModelR
     return out
 
 
+def _read_arrays(body: z3.ExprRef) -> set[int]:
+    """The arrays (their bases) that `body` reads or writes, at any index."""
+    out: set[int] = set()
+    seen: set[int] = set()
+    stack = [body]
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen or not z3.is_app(e):
+            continue
+        seen.add(e.get_id())
+        if z3.is_select(e) or z3.is_store(e):
+            out |= _bases(e.arg(0))
+        stack.extend(e.children())
+    return out
+
+
 def instances(q: z3.QuantifierRef, terms: Terms) -> list[z3.BoolRef]:
     """`q`'s body at the index terms of the arrays it reads (at every term when it reads none)."""
-    reads = index_terms([q.body()], {})
-    bases = {b for b in reads} or set(terms)
+    bases = _read_arrays(q.body()) or set(terms)
     at = {k: t for b in bases for k, t in terms.get(b, {}).items()}
     return [z3.substitute_vars(q.body(), t) for t in at.values()]  # type: ignore[misc]
 
