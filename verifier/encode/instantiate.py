@@ -103,10 +103,12 @@ class Instantiator:
 
 
 def has_quantifier(f: z3.ExprRef) -> bool:
-    return _any(f, z3.is_quantifier)
+    """Whether a quantifier occurs in `f` (not looked for inside arrays: the program's stores and
+    `If`s of arrays hold none)."""
+    return _any(f, z3.is_quantifier, skip_arrays=True)
 
 
-def _any(f: z3.ExprRef, test: object) -> bool:
+def _any(f: z3.ExprRef, test: object, skip_arrays: bool = False) -> bool:
     seen: set[int] = set()
     stack = [f]
     while stack:
@@ -116,10 +118,10 @@ def _any(f: z3.ExprRef, test: object) -> bool:
         seen.add(e.get_id())
         if test(e):  # type: ignore[operator]
             return True
-        if z3.is_app(e):
-            stack.extend(e.children())
-        elif z3.is_quantifier(e):
+        if z3.is_quantifier(e):
             stack.append(e.body())
+        elif not (skip_arrays and z3.is_array(e)):
+            stack.extend(e.children())
     return False
 
 
@@ -130,11 +132,14 @@ def _ground(e: z3.ExprRef) -> bool:
 Terms = dict[int, dict[int, z3.ArithRef]]  # base array (its id) -> index terms (by id)
 
 
-def index_terms(formulas: Iterable[z3.ExprRef], terms: Terms | None = None) -> Terms:
+def index_terms(
+    formulas: Iterable[z3.ExprRef], terms: Terms | None = None, seen: set[int] | None = None
+) -> Terms:
     """The ground index terms of every array read and write in `formulas` (quantifier bodies
-    included), by the arrays they index: the constants a chain of stores and `If`s starts from."""
+    included), by the arrays they index: the constants a chain of stores and `If`s starts from.
+    Subterms in `seen` (ids) are skipped, and what is walked is added to it."""
     terms = terms if terms is not None else {}
-    seen: set[int] = set()
+    seen = seen if seen is not None else set()
     stack = list(formulas)
     while stack:
         e = stack.pop()

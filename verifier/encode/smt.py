@@ -351,11 +351,14 @@ def _reads_at(body: z3.ExprRef, k: z3.ExprRef) -> list[z3.ExprRef | z3.PatternRe
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_select(t) and t.arg(0).decl().kind() == z3.Z3_OP_UNINTERPRETED and _mentions(t.arg(1), k):
-            reads.setdefault(t.arg(0).get_id(), {})[t.get_id()] = t
-            if t.arg(1).eq(k):
-                at[t.arg(0).get_id()] = t
-        stack.extend(t.children())
+        if z3.is_select(t):
+            array, index = t.arg(0), t.arg(1)
+            if array.decl().kind() == z3.Z3_OP_UNINTERPRETED and _mentions(index, k):
+                reads.setdefault(array.get_id(), {})[t.get_id()] = t
+                at.update({array.get_id(): t} if index.eq(k) else {})
+            stack.append(index)  # a stored-to array holds no read at k: a store's indices are the program's
+        else:
+            stack.extend(t.children())
     out: list[z3.ExprRef | z3.PatternRef] = []
     for array, read in at.items():
         cells = list(reads[array].values())

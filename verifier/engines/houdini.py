@@ -116,11 +116,14 @@ class _EdgeSolver:
     def _targets(self, goals: Sequence[Expr]) -> None:
         tr = self.enc.translator(self.edge, "post")
         skolem = instantiate.Instantiator(f"g{len(self.enc.edges)}")
+        walked: set[int] = set()  # the post-state's terms, common to the targets: walked once
+        shared = instantiate.flat_terms(instantiate.index_terms(self.edge.post.values(), seen=walked))
         for c in goals:
             negated = z3.Not(tr.formula(c))
             self.post[c] = skolem.skolemised(negated) if quantified(c) else negated
             if quantified(c):
-                self.terms[c] = instantiate.flat_terms(instantiate.index_terms([self.post[c]]))
+                own = instantiate.index_terms([self.post[c]], seen=set(walked))
+                self.terms[c] = instantiate.flat_terms(own) + shared
 
     def check(
         self,
