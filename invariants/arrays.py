@@ -21,22 +21,27 @@ from quokka.verifier.ir import (
     ArrayType,
     Assign,
     Binary,
+    Block,
     Const,
     Expr,
     Forall,
     Havoc,
+    If,
     IntType,
     Loop,
     Program,
     Select,
     Stmt,
     Store,
+    Unary,
     Var,
     free_vars,
+    stmt_children,
     stmt_exprs,
     walk,
     walk_stmts,
 )
+from quokka.verifier.ir.builder import conjunction
 from quokka.verifier.ir.cexpr import uncast
 from quokka.verifier.ir.printer import c_names, format_expr
 
@@ -175,11 +180,37 @@ def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
                         index = _variable(node.index)
                         if index is not None:
                             yield node.array.name, index, atom
-        if isinstance(s, Assign) and isinstance(s.value, Store) and isinstance(s.value.array, Var):
-            index = _variable(s.value.index)
-            if index is not None and s.value.array.name == s.target:
-                cell = Select(s.value.array, s.value.index, s.value.value.type)  # type: ignore[arg-type]
-                yield s.target, index, Binary("==", cell, s.value.value, INT)
+        stored = _stored(s)
+        if stored is not None:
+            yield stored
+    yield from _guarded(program.body, ())
+
+
+def _stored(s: Stmt) -> tuple[str, Var, Expr] | None:
+    """(array, index variable, `a[i] == v`) for a store `a[i] = v` at a variable index."""
+    if isinstance(s, Assign) and isinstance(s.value, Store) and isinstance(s.value.array, Var):
+        index = _variable(s.value.index)
+        if index is not None and s.value.array.name == s.target:
+            cell = Select(s.value.array, s.value.index, s.value.value.type)  # type: ignore[arg-type]
+            return s.target, index, Binary("==", cell, s.value.value, INT)
+    return None
+
+
+def _guarded(block: Block, guards: tuple[Expr, ...]) -> Iterator[tuple[str, Var, Expr]]:
+    """`!(c) || a[i] == v` for each store under an `if (c)` whose condition reads the index
+    (`if (i != z) a2[i] = a1[i];` makes `k == z || a2[k] == a1[k]`)."""
+    for s in block:
+        if isinstance(s, If):
+            yield from _guarded(s.then, (*guards, s.cond))
+            yield from _guarded(s.orelse, (*guards, Unary("!", s.cond, INT)))
+            continue
+        stored = _stored(s)
+        relevant = [g for g in guards if stored is not None and stored[1].name in free_vars(g)]
+        if stored is not None and relevant:
+            array, index, prop = stored
+            yield array, index, Binary("||", Unary("!", conjunction(relevant), INT), prop, INT)
+        for inner in stmt_children(s):
+            yield from _guarded(inner, guards)
 
 
 def _variable(e: Expr) -> Var | None:

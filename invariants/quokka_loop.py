@@ -137,7 +137,9 @@ class QuokkaLoop:
         context = ProposalContext(program, self.source, loops, {}, budget.remaining(), self.options.seed)
         if not pool.add(self._propose(context, pool, budget, cheap)):
             return None
-        return houdini.houdini(program, pool.exprs(), budget.fraction(QUICK_SHARE))
+        found = houdini.houdini(program, pool.exprs(), budget.fraction(QUICK_SHARE))
+        self._dump("quick", pool, found)
+        return found
 
     def _algebra(
         self, program: Program, equalities: dict[str, list[Expr]], budget: Budget
@@ -151,9 +153,10 @@ class QuokkaLoop:
             call.answer = result.status.value
         return result if result.status is Status.SAFE else None
 
-    def _dump(self, round_no: int, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
+    def _dump(self, round_no: int | str, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
         """`--dump-dir`'s proposals/roundK.json: every candidate so far, who proposed it, and
-        what Houdini made of it in this round."""
+        what Houdini made of it in this round (`roundquick.json`: the first Houdini, on the
+        `arrays` proposer's candidates alone)."""
         if self.options.dump_dir is None:
             return
         dropped = {(d.loop, d.expr): d for d in last.dropped}

@@ -62,6 +62,19 @@ int main() {
 """
 
 
+COPY_SOME = """
+int a1[N];
+int a2[N];
+int main() {
+  int i, z = 700;
+  for (i = 0; i < N; i++) { a1[i] = __VERIFIER_nondet_int(); a2[i] = __VERIFIER_nondet_int(); }
+  for (i = 0; i < N; i++) { if (i != z) { a2[i] = a1[i]; } }
+  for (i = 0; i < N; i++) { if (CHECKED) { __VERIFIER_assert(a1[i] == a2[i]); } }
+  return 0;
+}
+"""
+
+
 def formula(init_end: str = "N", step: str = "3", write: str = "") -> str:
     return FORMULA.replace("INIT_END", init_end).replace("STEP", step).replace("WRITE", write)
 
@@ -79,7 +92,12 @@ def houdini_result(text: str, budget_s: float = 60) -> tuple[Program, houdini.Ho
     return program, houdini.houdini(program, proposed(program), Budget.of(budget_s))
 
 
-PATTERNS = {"copy": COPY, "formula": formula(), "bubble": BUBBLE.replace("LAST", "N - 1")}
+PATTERNS = {
+    "copy": COPY,
+    "formula": formula(),
+    "bubble": BUBBLE.replace("LAST", "N - 1"),
+    "copy all but one": COPY_SOME.replace("CHECKED", "i != z"),  # a guarded store: `k == z || ...`
+}
 
 
 @pytest.mark.parametrize("text", list(PATTERNS.values()), ids=list(PATTERNS))
@@ -96,6 +114,10 @@ MUTANTS = {  # name -> (the correct program, its mutant; the same lines, so the 
     "wrong formula": (formula(), formula(step="2")),
     "a write inside the checked range": (formula(), formula(write="a[N / 2] = 0;")),
     "bubble: the wrong last cell": (BUBBLE.replace("LAST", "N - 1"), BUBBLE.replace("LAST", "N - 2")),
+    "the cell not copied is checked": (
+        COPY_SOME.replace("CHECKED", "i != z"),
+        COPY_SOME.replace("CHECKED", "i != 5"),
+    ),
 }
 
 
