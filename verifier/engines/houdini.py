@@ -87,7 +87,10 @@ class _EdgeSolver:
     to `LAZY_ROUNDS` times. A target is only dropped on such a model, so `unsat` stays exact and
     a drop is at worst incomplete."""
 
-    def __init__(self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]]) -> None:
+    def __init__(
+        self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]], pre: dict[Expr, z3.BoolRef]
+    ) -> None:
+        """`pre`: the candidates' formulas in the pre-state, shared by the edges (one environment)."""
         self.enc, self.edge = enc, edge
         self.solver = z3.Solver()
         self.solver.add(edge.guard)
@@ -105,7 +108,7 @@ class _EdgeSolver:
             tr = enc.translator(edge, "pre")
             for i, c in enumerate(pool.get(edge.src, ())):
                 self.pre[c] = z3.Bool(f"pre!{i}")
-                f = tr.formula(c)
+                f = pre[c] if c in pre else pre.setdefault(c, tr.formula(c))
                 self.formulas[c] = f
                 self.solver.add(z3.Implies(self.pre[c], f))
                 if quantified(c):
@@ -219,7 +222,8 @@ class _Houdini:
         self.reachable: dict[str, list[Mapping[str, int]]] = {}
         self.facts = list(range_facts(program))
         self.kept = {info.id: self._clean(info.id, pool.get(info.id, ())) for info in program.loops}
-        self.solvers = {id(e): _EdgeSolver(self.enc, e, self.kept) for e in self.enc.edges}
+        pre: dict[Expr, z3.BoolRef] = {}
+        self.solvers = {id(e): _EdgeSolver(self.enc, e, self.kept, pre) for e in self.enc.edges}
         self.complete = True
 
     def _clean(self, loop: str, candidates: Sequence[Expr]) -> list[Expr]:
