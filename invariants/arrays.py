@@ -5,9 +5,13 @@ variable index (`a[i] >= low`, in an assertion or anywhere else) and every value
 (`a[i] = i`), with `v` replaced by the bound `k`. The ranges are what a loop that walks an array
 one cell at a time has covered: from 0, or down to a limit (a variable or positive constant that
 some loop compares a counter with), ending at the loop's counter give or take a cell; and the
-whole `[0, limit)`, for the loops that only read. Houdini keeps what is inductive, and the
-inductive check proves it with Z3's array theory like any other candidate. The interpreter's
-loop-head states hold no arrays, so nothing filters these candidates before Houdini does.
+whole `[0, limit)`, for the loops that only read. Also: a store under an `if` whose condition
+reads the index gives `!cond || a[k] == v`; where the program compares two cells of an array,
+the running extreme `a[k] <= a[i]` (and `>=`) over `[0, i + d)`; and the counters' bounds
+(`i >= 0`, `i <= n`), so that these candidates prove a program before any proposer has run it.
+Houdini keeps what is inductive (instantiating the quantifiers at the index terms: see
+`encode.instantiate`). The interpreter's loop-head states hold no arrays, so nothing filters
+these candidates before Houdini does.
 """
 
 from __future__ import annotations
