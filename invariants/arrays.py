@@ -5,9 +5,13 @@ variable index (`a[i] >= low`, in an assertion or anywhere else) and every value
 (`a[i] = i`), with `v` replaced by the bound `k`. The ranges are what a loop that walks an array
 one cell at a time has covered: from 0, or down to a limit (a variable or positive constant that
 some loop compares a counter with), ending at the loop's counter give or take a cell; and the
-whole `[0, limit)`, for the loops that only read. Houdini keeps what is inductive, and the
-inductive check proves it with Z3's array theory like any other candidate. The interpreter's
-loop-head states hold no arrays, so nothing filters these candidates before Houdini does.
+whole `[0, limit)`, for the loops that only read. Also: a store under an `if` whose condition
+reads the index gives `!cond || a[k] == v`; where the program compares two cells of an array,
+the running extreme `a[k] <= a[i]` (and `>=`) over `[0, i + d)`; and the counters' bounds
+(`i >= 0`, `i <= n`), so that these candidates prove a program before any proposer has run it.
+Houdini keeps what is inductive (instantiating the quantifiers at the index terms: see
+`encode.instantiate`). The interpreter's loop-head states hold no arrays, so nothing filters
+these candidates before Houdini does.
 """
 
 from __future__ import annotations
@@ -21,20 +25,27 @@ from quokka.verifier.ir import (
     ArrayType,
     Assign,
     Binary,
+    Block,
     Const,
     Expr,
     Forall,
     Havoc,
+    If,
     IntType,
     Loop,
     Program,
     Select,
+    Stmt,
     Store,
+    Unary,
     Var,
+    free_vars,
+    stmt_children,
     stmt_exprs,
     walk,
     walk_stmts,
 )
+from quokka.verifier.ir.builder import conjunction
 from quokka.verifier.ir.cexpr import uncast
 from quokka.verifier.ir.printer import c_names, format_expr
 
@@ -64,7 +75,7 @@ class ArrayProposer:
 def candidates(program: Program, loop: Loop) -> list[Expr]:
     """The quantified candidates for the head of `loop`: over the arrays in scope, and that the
     arrays no statement writes (the frontend's all-zero temporaries) are still all zero."""
-    return _filled(program, loop) + _untouched(program)
+    return _filled(program, loop) + _extremes(program, loop) + _bounds(program, loop) + _untouched(program)
 
 
 def _untouched(program: Program) -> list[Expr]:
@@ -89,18 +100,78 @@ def _filled(program: Program, loop: Loop) -> list[Expr]:
         return []
     bound = next((n for n in BOUND_NAMES if n not in scope), "k_")
     counters = _counters(program, loop)
-    limits = _limits(program, _all_counters(program))
+    limits = _limits(program, _all_counters(program), loop)
     out: dict[Expr, None] = {}
+    loops = [s for s in walk_stmts(program.body) if isinstance(s, Loop)]
+    fresh = {s.target for x in loops for s in walk_stmts(x.body + x.step) if isinstance(s, Havoc)}
     for array, index, body in _properties(program):
-        if array not in arrays:
-            continue
+        if array not in arrays or (free_vars(body) - {index.name}) & fresh:
+            continue  # a cell equal to an input read afresh each time is no invariant
         ty = index.type
         assert isinstance(ty, IntType)  # `_variable` finds integer variables only
         k = Var(BOUND + bound, ty)
         prop = substitute(body, {index.name: k})
         for lo, hi in _ranges(counters, limits, ty):
-            out.setdefault(Forall(k, lo, hi, prop), None)
+            if lo != hi and not (isinstance(lo, Const) and isinstance(hi, Const) and lo.value >= hi.value):
+                out.setdefault(Forall(k, lo, hi, prop), None)
     return list(out)
+
+
+def _extremes(program: Program, loop: Loop) -> list[Expr]:
+    """`\\forall k; 0 <= k < i + d ==> a[k] <= a[i]` (and `>=`) for the counters `i` of `loop` and
+    the arrays whose cells the program compares with each other (a bubble pass carries the
+    largest cell so far along: `a[i] > a[i + 1]`)."""
+    scope = dict(program.loop(loop.id).scope)
+    compared = {a for a in _cell_comparisons(program) if a in scope.values()}
+    bound = next((n for n in BOUND_NAMES if n not in scope), "k_")
+    out: list[Expr] = []
+    for name in sorted(compared):
+        ty = program.var(name).type
+        assert isinstance(ty, ArrayType)
+        array = Var(name, ty)
+        for c in _counters(program, loop):
+            assert isinstance(c.type, IntType)
+            k = Var(BOUND + bound, c.type)
+            for op in ("<=", ">="):
+                prop = Binary(op, Select(array, k, ty.elem), Select(array, c, ty.elem), INT)
+                out += [Forall(k, Const(0, c.type), _plus(c, d), prop) for d in OFFSETS if d >= 0]
+    return out
+
+
+def _bounds(program: Program, loop: Loop) -> list[Expr]:
+    """`i >= 0`, `i >= 1`, `i <= n` and `i <= n - 1` for the counters `i` of `loop` and the limits `n` of
+    their type: what the ranges above need, proposed here too so that they can be proved before
+    the proposers that run the program have answered."""
+    limits = _limits(program, _all_counters(program), loop)
+    out: list[Expr] = []
+    for c in _counters(program, loop):
+        ty = c.type
+        assert isinstance(ty, IntType)
+        out += [Binary(">=", c, Const(0, ty), INT), Binary(">=", c, Const(1, ty), INT)]
+        for n in limits:
+            if n.type == ty and n != c:
+                out += [Binary("<=", c, n, INT), Binary("<=", c, _minus_one(n), INT)]
+    return out
+
+
+def _minus_one(e: Expr) -> Expr:
+    if isinstance(e, Const):
+        return Const(e.value - 1, e.type)
+    assert isinstance(e.type, IntType)
+    return Binary("-", e, Const(1, e.type), e.type)
+
+
+def _cell_comparisons(program: Program) -> set[str]:
+    """The arrays two of whose cells some comparison of the program holds against each other."""
+    out = set()
+    for s in walk_stmts(program.body):
+        for e in stmt_exprs(s):
+            for atom in comparisons(e):
+                left, right = uncast(atom.left), uncast(atom.right)
+                cells = isinstance(left, Select) and isinstance(right, Select) and left.array == right.array
+                if cells and isinstance(left, Select) and isinstance(left.array, Var):
+                    out.add(left.array.name)
+    return out
 
 
 def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
@@ -113,11 +184,37 @@ def _properties(program: Program) -> Iterator[tuple[str, Var, Expr]]:
                         index = _variable(node.index)
                         if index is not None:
                             yield node.array.name, index, atom
-        if isinstance(s, Assign) and isinstance(s.value, Store) and isinstance(s.value.array, Var):
-            index = _variable(s.value.index)
-            if index is not None and s.value.array.name == s.target:
-                cell = Select(s.value.array, s.value.index, s.value.value.type)  # type: ignore[arg-type]
-                yield s.target, index, Binary("==", cell, s.value.value, INT)
+        stored = _stored(s)
+        if stored is not None:
+            yield stored
+    yield from _guarded(program.body, ())
+
+
+def _stored(s: Stmt) -> tuple[str, Var, Expr] | None:
+    """(array, index variable, `a[i] == v`) for a store `a[i] = v` at a variable index."""
+    if isinstance(s, Assign) and isinstance(s.value, Store) and isinstance(s.value.array, Var):
+        index = _variable(s.value.index)
+        if index is not None and s.value.array.name == s.target:
+            cell = Select(s.value.array, s.value.index, s.value.value.type)  # type: ignore[arg-type]
+            return s.target, index, Binary("==", cell, s.value.value, INT)
+    return None
+
+
+def _guarded(block: Block, guards: tuple[Expr, ...]) -> Iterator[tuple[str, Var, Expr]]:
+    """`!(c) || a[i] == v` for each store under an `if (c)` whose condition reads the index
+    (`if (i != z) a2[i] = a1[i];` makes `k == z || a2[k] == a1[k]`)."""
+    for s in block:
+        if isinstance(s, If):
+            yield from _guarded(s.then, (*guards, s.cond))
+            yield from _guarded(s.orelse, (*guards, Unary("!", s.cond, INT)))
+            continue
+        stored = _stored(s)
+        relevant = [g for g in guards if stored is not None and stored[1].name in free_vars(g)]
+        if stored is not None and relevant:
+            array, index, prop = stored
+            yield array, index, Binary("||", Unary("!", conjunction(relevant), INT), prop, INT)
+        for inner in stmt_children(s):
+            yield from _guarded(inner, guards)
 
 
 def _variable(e: Expr) -> Var | None:
@@ -149,22 +246,30 @@ def _all_counters(program: Program) -> set[str]:
     return {v.name for loop in loops for v in _counters(program, loop)}
 
 
-def _limits(program: Program, counters: set[str]) -> list[Expr]:
+def _limits(program: Program, counters: set[str], loop: Loop) -> list[Expr]:
     """What some comparison holds a counter against: variables other than counters, and
-    positive constants."""
+    positive constants; and what `loop`'s own comparisons hold its counters against (another
+    loop's counter, such as the length a filtering loop has built)."""
     out: dict[Expr, None] = {}
     for s in walk_stmts(program.body):
-        for e in stmt_exprs(s):
-            for atom in comparisons(e):
-                sides = [_variable(atom.left), _variable(atom.right)]
-                if not any(v is not None and v.name in counters for v in sides):
-                    continue
-                for side, var in zip((atom.left, atom.right), sides, strict=True):
-                    if var is not None and var.name not in counters:
-                        out.setdefault(var, None)
-                    elif isinstance(side, Const) and side.value > 0:
-                        out.setdefault(side, None)
+        _compared(s, counters, out)
+    own = {v.name for v in _counters(program, loop)}
+    for s in walk_stmts(loop.body + loop.step):
+        _compared(s, own, out)
     return list(out)
+
+
+def _compared(s: Stmt, counters: set[str], out: dict[Expr, None]) -> None:
+    for e in stmt_exprs(s):
+        for atom in comparisons(e):
+            sides = [_variable(atom.left), _variable(atom.right)]
+            if not any(v is not None and v.name in counters for v in sides):
+                continue
+            for side, var in zip((atom.left, atom.right), sides, strict=True):
+                if var is not None and var.name not in counters:
+                    out.setdefault(var, None)
+                elif isinstance(side, Const) and side.value > 0:
+                    out.setdefault(side, None)
 
 
 def _ranges(counters: list[Var], limits: list[Expr], ty: IntType) -> Iterator[tuple[Expr, Expr]]:

@@ -15,16 +15,18 @@ from dataclasses import dataclass, field
 from quokka.verifier.engines import algebra, houdini, inductive, kinduction, twoquery
 from quokka.verifier.engines.base import Budget, EngineResult, Status, Stopwatch, unknown
 from quokka.verifier.errors import QuokkaError
-from quokka.verifier.ir import Expr, Program
+from quokka.verifier.ir import ArrayType, Expr, Program
 from quokka.verifier.ir.builder import conjunction
 from quokka.verifier.options import Options
 from quokka.verifier.verdict.dump import dump_json
 from quokka.verifier.verdict.portfolio import Strategy
 from quokka.verifier.verdict.results import CandidateReport
 
+from . import arrays
 from .protocol import Candidate, ProposalContext, Proposer, loop_contexts
 
 ROUNDS = 3
+QUICK_SHARE = 0.3  # of the budget, for a first Houdini on the `arrays` proposer's candidates alone
 TWO_QUERY_LIMIT = 6
 KIND_SHARE = 0.3  # of the time left: k-induction strengthened with what Houdini kept
 KIND_MAX_K = 16
@@ -99,6 +101,9 @@ class QuokkaLoop:
         ctis: dict[str, tuple[Mapping[str, int], ...]] = {}
         last: houdini.HoudiniResult | None = None
         tried: dict[str, list[Expr]] = {}  # the equalities algebra was last given
+        quick = self._quick(program, pool, budget)
+        if quick is not None and quick.result.status is Status.SAFE:
+            return self._finish(quick.result, pool, quick, watch)
         for round_no in range(ROUNDS):
             context = ProposalContext(
                 program,
@@ -144,6 +149,21 @@ class QuokkaLoop:
             call.answer = result.status.value
         return result if result.status is Status.SAFE else None
 
+    def _quick(self, program: Program, pool: CandidatePool, budget: Budget) -> houdini.HoudiniResult | None:
+        """For a program with arrays: Houdini on the `arrays` proposer's candidates (quantified
+        cells, the counters' bounds) before any proposer that runs the program, which takes
+        seconds on loops over 100,000 cells. The candidates stay in the pool for the rounds."""
+        cheap = [p for p in self.proposers if p.name == arrays.NAME]
+        if not cheap or not any(isinstance(v.type, ArrayType) for v in program.variables):
+            return None
+        loops = loop_contexts(program)
+        context = ProposalContext(program, self.source, loops, {}, budget.remaining(), self.options.seed)
+        if not pool.add(self._propose(context, pool, budget, cheap)):
+            return None
+        found = houdini.houdini(program, pool.exprs(), budget.fraction(QUICK_SHARE))
+        self._dump("quick", pool, found)
+        return found
+
     def _algebra(
         self, program: Program, equalities: dict[str, list[Expr]], budget: Budget
     ) -> EngineResult | None:
@@ -156,9 +176,10 @@ class QuokkaLoop:
             call.answer = result.status.value
         return result if result.status is Status.SAFE else None
 
-    def _dump(self, round_no: int, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
+    def _dump(self, round_no: int | str, pool: CandidatePool, last: houdini.HoudiniResult) -> None:
         """`--dump-dir`'s proposals/roundK.json: every candidate so far, who proposed it, and
-        what Houdini made of it in this round."""
+        what Houdini made of it in this round (`roundquick.json`: the first Houdini, on the
+        `arrays` proposer's candidates alone)."""
         if self.options.dump_dir is None:
             return
         dropped = {(d.loop, d.expr): d for d in last.dropped}
@@ -188,9 +209,11 @@ class QuokkaLoop:
         }
         dump_json(self.options.dump_dir / "proposals", f"round{round_no}.json", payload)
 
-    def _propose(self, context: ProposalContext, pool: CandidatePool, budget: Budget) -> list[Candidate]:
+    def _propose(
+        self, context: ProposalContext, pool: CandidatePool, budget: Budget, only: Sequence[Proposer] = ()
+    ) -> list[Candidate]:
         out: list[Candidate] = []
-        for proposer in self.proposers:
+        for proposer in only or self.proposers:
             with budget.recorder.timed(f"propose ({proposer.name})") as call:
                 try:
                     out.extend(proposer.propose(context))

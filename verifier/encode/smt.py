@@ -204,7 +204,7 @@ class Translator:
         """`forall k. lo <= k < hi -> body`, for `body` translated `inside(e)`."""
         k = self._bound(e.var)
         in_range = z3.And(self.term(e.lo) <= k, k < self.term(e.hi))
-        return z3.ForAll([k], z3.Implies(in_range, body))
+        return z3.ForAll([k], z3.Implies(in_range, body), patterns=_reads_at(body, k))
 
     def _bound(self, var: Var) -> z3.ExprRef:
         return z3.Int(var.name)
@@ -342,6 +342,46 @@ class Translator:
         else:
             shifted = bv_a >> bv_b if e.type.signed else z3.LShR(bv_a, bv_b)
         return _bv_to_int(shifted, e.type)
+
+
+def _reads_at(body: z3.ExprRef, k: z3.ExprRef) -> list[z3.ExprRef | z3.PatternRef]:
+    """The quantifier's patterns, so that E-matching instantiates it at the cells the query
+    reads: each read `a[k]` of an array variable `a` in `body` (none: Z3 picks its own). A read
+    of a stored-to array (a post-state) makes no pattern: a pattern holds no interpreted
+    function. An array the body reads at several cells (`a[k] == a[k - 1] + 3`) makes a
+    multi-pattern of all of them: `a[k]` alone would be a matching loop (each instance reads
+    the next cell)."""
+    reads: dict[int, dict[int, z3.ExprRef]] = {}  # array -> its reads that depend on k
+    at: dict[int, z3.ExprRef] = {}
+    stack, seen = [body], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_select(t):
+            array, index = t.arg(0), t.arg(1)
+            if array.decl().kind() == z3.Z3_OP_UNINTERPRETED and _mentions(index, k):
+                reads.setdefault(array.get_id(), {})[t.get_id()] = t
+                at.update({array.get_id(): t} if index.eq(k) else {})
+            stack.append(index)  # a stored-to array holds no read at k: a store's indices are the program's
+        else:
+            stack.extend(t.children())
+    out: list[z3.ExprRef | z3.PatternRef] = []
+    for array, read in at.items():
+        cells = list(reads[array].values())
+        out.append(read if len(cells) == 1 else z3.MultiPattern(*cells))
+    return out
+
+
+def _mentions(t: z3.ExprRef, k: z3.ExprRef) -> bool:
+    stack = [t]
+    while stack:
+        e = stack.pop()
+        if e.eq(k):
+            return True
+        stack.extend(e.children())
+    return False
 
 
 def _divmod(op: str, a: z3.ArithRef, b: z3.ArithRef, ty: IntType) -> z3.ArithRef:

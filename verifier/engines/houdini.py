@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import z3
 from quokka.verifier.ir.builder import conjunction
 
-from ..encode import ENTRY, ERROR, Edge, Encoding, encode, range_facts
+from ..encode import ENTRY, ERROR, Edge, Encoding, encode, instantiate, range_facts
 from ..ir import Binary, Expr, Forall, IntType, Program, Var, children, free_vars, operands, refusal, walk
 from . import inductive
 from .base import Budget, EngineResult, Status, Stopwatch, unknown
@@ -34,6 +34,7 @@ SINGLE_CAP_S = 1.0  # seconds a query about one candidate may take before the ca
 # a query about quantified candidates (`ir.Forall`, asked apart): a false one mostly makes Z3
 # answer unknown rather than find its counterexample, so it costs the whole cap
 QUANTIFIED_CAP_S = 0.5
+LAZY_ROUNDS = 4  # queries of one check, each with the instances the last model violated added
 SETS_SHARE = 0.6  # of the time left, for checking the state sets of the pool alone (see `_state_sets_alone`)
 POOL_SET_MAX = 400  # a wider set of states is only checked alone: in the joint fixpoint it slows every query
 
@@ -74,23 +75,58 @@ class HoudiniResult:
 
 
 class _EdgeSolver:
-    """The incremental solver of one edge, with literals for source and target candidates."""
+    """The incremental solver of one edge, with literals for source and target candidates.
 
-    def __init__(self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]]) -> None:
+    A quantified target's negation is skolemised (`encode.instantiate`), so that a model says
+    whether it fails (Z3 cannot evaluate a quantifier in a model): one query drops every failing
+    target at once. Quantified sources are instantiated by E-matching only, on the array reads
+    the translator gives as patterns (model-based instantiation mostly spends the whole cap on a
+    false candidate), and lazily: a model of an `unknown` answer (for want of instances) drops a
+    target only where every assumed quantified source holds at the target's index terms; the
+    instances it violates are added (each implied by its source) and the query asked again, up
+    to `LAZY_ROUNDS` times. A target is only dropped on such a model, so `unsat` stays exact and
+    a drop is at worst incomplete."""
+
+    def __init__(
+        self, enc: Encoding, edge: Edge, pool: Mapping[str, Sequence[Expr]], pre: dict[Expr, z3.BoolRef]
+    ) -> None:
+        """`pre`: the candidates' formulas in the pre-state, shared by the edges (one environment)."""
         self.enc, self.edge = enc, edge
         self.solver = z3.Solver()
         self.solver.add(edge.guard)
         self.pre: dict[Expr, z3.BoolRef] = {}
-        self.post: dict[Expr, z3.BoolRef] = {}  # target formulas, added only to the queries asking for them
+        self.post: dict[Expr, z3.BoolRef] = {}  # negated targets, added only to the queries asking for them
+        self.foralls: dict[Expr, list[z3.QuantifierRef]] = {}  # source candidate -> its quantified conjuncts
+        self.terms: dict[Expr, list[z3.ArithRef]] = {}  # quantified target -> index terms of its negation
+        self.failed: list[Expr] = []  # the targets the last model shows failing
+        self.formulas: dict[Expr, z3.BoolRef] = {}  # source candidate -> its formula
+        self.guard_terms = instantiate.flat_terms(instantiate.index_terms([edge.guard]))
+        self.quantified = any(quantified(c) for c in [*pool.get(edge.src, ()), *pool.get(edge.dst, ())])
+        if self.quantified:
+            self.solver.set("smt.mbqi", False)
         if edge.src != ENTRY:
             tr = enc.translator(edge, "pre")
             for i, c in enumerate(pool.get(edge.src, ())):
                 self.pre[c] = z3.Bool(f"pre!{i}")
-                self.solver.add(z3.Implies(self.pre[c], tr.formula(c)))
+                f = pre[c] if c in pre else pre.setdefault(c, tr.formula(c))
+                self.formulas[c] = f
+                self.solver.add(z3.Implies(self.pre[c], f))
+                if quantified(c):
+                    self.foralls[c] = instantiate.top_foralls(f)
         if edge.dst != ERROR:
-            tr = enc.translator(edge, "post")
-            for c in pool.get(edge.dst, ()):
-                self.post[c] = tr.formula(c)
+            self._targets(pool.get(edge.dst, ()))
+
+    def _targets(self, goals: Sequence[Expr]) -> None:
+        tr = self.enc.translator(self.edge, "post")
+        skolem = instantiate.Instantiator(f"g{len(self.enc.edges)}")
+        walked: set[int] = set()  # the post-state's terms, common to the targets: walked once
+        shared = instantiate.flat_terms(instantiate.index_terms(self.edge.post.values(), seen=walked))
+        for c in goals:
+            negated = z3.Not(tr.formula(c))
+            self.post[c] = skolem.skolemised(negated) if quantified(c) else negated
+            if quantified(c):
+                own = instantiate.index_terms([self.post[c]], seen=set(walked))
+                self.terms[c] = instantiate.flat_terms(own) + shared
 
     def check(
         self,
@@ -100,23 +136,81 @@ class _EdgeSolver:
         cap_s: float | None = None,
         case: Expr | None = None,
     ) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
-        """Can the assumed source candidates (and `case`) hold while some goal (target candidate) fails?"""
-        if budget.expired:
-            return z3.unknown, None, "budget exhausted"
+        """Can the assumed source candidates (and `case`) hold while some goal (target candidate)
+        fails? A model comes back only with a failing goal (in `failed`)."""
+        for _ in range(LAZY_ROUNDS):
+            if budget.expired:
+                return z3.unknown, None, "budget exhausted"
+            result, model, why = self._ask(assumed, goals, budget, cap_s)
+            if result == z3.unknown and len(goals) == 1 and self.quantified:
+                result = self._instantiated(assumed, goals[0], budget, cap_s) or result
+            if model is None or result == z3.unsat:
+                return result, None, why
+            self.failed = [g for g in goals if z3.is_true(model.eval(self.post[g], model_completion=True))]
+            terms = [t for g in self.failed for t in self.terms.get(g, ())] + self.guard_terms
+            lemmas = self._violated(model, assumed, terms) if result != z3.sat else []
+            if not lemmas:
+                shown = self.failed or self.edge.dst == ERROR
+                return (result, model, why) if shown else (z3.unknown, None, why)
+            self.solver.add(*lemmas)
+        return z3.unknown, None, "instances still missing"
+
+    def _ask(
+        self, assumed: Sequence[Expr], goals: Sequence[Expr], budget: Budget, cap_s: float | None
+    ) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
         self.solver.set("timeout", budget.z3_timeout_ms(cap_s))
         self.solver.push()
         if self.edge.dst != ERROR:
-            self.solver.add(z3.Or([z3.Not(self.post[g]) for g in goals]))
+            self.solver.add(z3.Or([self.post[g] for g in goals]))
         with budget.recorder.timed(f"houdini {self.edge.kind}") as call:
             result = self.solver.check(*[self.pre[a] for a in assumed])
             call.answer = str(result)
-        model = self.solver.model() if result == z3.sat else None
+        model = self.solver.model() if result == z3.sat else self._candidate_model(result)
         why = self.solver.reason_unknown() if result == z3.unknown else ""
         self.solver.pop()
         return result, model, why
 
+    def _instantiated(
+        self, assumed: Sequence[Expr], goal: Expr, budget: Budget, cap_s: float | None
+    ) -> z3.CheckSatResult | None:
+        """unsat when the query about one goal is unsat with every quantified source instantiated
+        at all the index terms at once (`instantiate`, in a fresh solver); else None."""
+        query = [self.edge.guard, *(self.formulas[a] for a in assumed), self.post[goal]]
+        weaker = instantiate.instantiate(query)
+        if weaker is None or budget.expired:
+            return None
+        solver = z3.Solver()
+        solver.set("timeout", budget.z3_timeout_ms(cap_s))
+        solver.add(*weaker.assertions)
+        with budget.recorder.timed(f"houdini {self.edge.kind}, instantiated") as call:
+            result = solver.check()
+            call.answer = str(result)
+        return z3.unsat if result == z3.unsat else None
+
+    def _violated(
+        self, model: z3.ModelRef, assumed: Sequence[Expr], terms: Sequence[z3.ArithRef]
+    ) -> list[z3.BoolRef]:
+        """The instances of the assumed quantified sources at `terms` (the failing targets' and
+        the edge's index terms) that `model` violates, each implied by its source's literal."""
+        unique = list({t.get_id(): t for t in terms}.values())
+        out = []
+        for a in assumed:
+            for q in self.foralls.get(a, ()):
+                for inst in instantiate.violated(q, unique, model):
+                    out.append(z3.Implies(self.pre[a], inst))
+        return out
+
+    def _candidate_model(self, result: z3.CheckSatResult) -> z3.ModelRef | None:
+        """The model an `unknown` answer left (only where quantifiers made it incomplete)."""
+        if result != z3.unknown or not self.quantified or "quantifiers" not in self.solver.reason_unknown():
+            return None
+        try:
+            return self.solver.model()
+        except z3.Z3Exception:
+            return None
+
     def failing(self, model: z3.ModelRef, goals: Sequence[Expr]) -> list[Expr]:
-        return [g for g in goals if z3.is_false(model.eval(self.post[g], model_completion=True))]
+        return [g for g in self.failed if g in goals]
 
 
 class _Houdini:
@@ -128,7 +222,8 @@ class _Houdini:
         self.reachable: dict[str, list[Mapping[str, int]]] = {}
         self.facts = list(range_facts(program))
         self.kept = {info.id: self._clean(info.id, pool.get(info.id, ())) for info in program.loops}
-        self.solvers = {id(e): _EdgeSolver(self.enc, e, self.kept) for e in self.enc.edges}
+        pre: dict[Expr, z3.BoolRef] = {}
+        self.solvers = {id(e): _EdgeSolver(self.enc, e, self.kept, pre) for e in self.enc.edges}
         self.complete = True
 
     def _clean(self, loop: str, candidates: Sequence[Expr]) -> list[Expr]:
@@ -182,7 +277,7 @@ class _Houdini:
                                           cap if plain else min(cap, QUANTIFIED_CAP_S))  # fmt: skip
         if self.budget.expired:
             return z3.unknown, False
-        if result == z3.sat and model is not None:
+        if model is not None:
             failing = solver.failing(model, goals)
             if failing:
                 self._drop(edge, failing, cti_of(self.enc, edge, model))
