@@ -136,7 +136,10 @@ def test_the_portfolio_checks_an_algebraic_certificate_afresh():
     result = Portfolio(knuth(), PortfolioConfig(timeout_s=60)).run({"algebra": algebra.check})
     assert result.verdict is Verdict.TRUE, result.reason
     assert result.decided_by == "algebra"
-    assert len(result.invariants) == 4
+    # algebra's four equalities, or the minimal certificate's three (one follows from the others)
+    # when minimising finishes within its wall-clock guard (a loaded machine may cut it short)
+    assert len(result.invariants) in (3, 4)
+    assert {inv.proved_by for inv in result.invariants} == {"algebra"}
 
 
 # ----------------------------------------------------------------------------- differential
