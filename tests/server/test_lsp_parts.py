@@ -46,7 +46,7 @@ def test_settings_are_checked_by_the_layers_they_belong_to():
     assert settings == Settings()
     assert problems == (
         "quokka.engines: unknown engine(s): magic (known: houdini, bmc, spacer, testing, bitblast, fuzz, "
-        "execute, algebra, twoquery, inductive) (ignored)",
+        "execute, algebra, twoquery, inductive, kind) (ignored)",
         "quokka.dataModel: data model must be ILP32 or LP64, got 'LP32' (ignored)",
         "quokka.samples: expected a whole number >= 1 and <= 1000000, got True (ignored)",
     )
