@@ -1,0 +1,428 @@
+"""Abstract interpretation over the CFG with convex polyhedra (the Parma Polyhedra Library).
+
+`loop_heads(program)` computes one polyhedron per loop head: the classic forward analysis over the
+basic blocks of `build_cfg` (chaotic iteration in reverse post-order), with joins (convex hulls)
+everywhere, delayed widening at loop heads (BHRZ03 limited by thresholds: bounds `v <= c`, `v >= c`
+for the program's constants `c` and `c +- 1`, and the linear atoms of the loop's branch
+conditions), then a few descending passes (narrowing) to recover what widening lost.
+
+What is tracked: the scalar integer variables (pointers, arrays and floats are not). What is
+approximated (always by losing information, never by inventing it):
+
+* `x := e` is an affine image when `e` is affine over tracked variables with integer
+  coefficients; anything else (`*` of two variables, `/`, `%`, bit operations, array reads,
+  floats, narrowing casts) forgets `x` and keeps only its type's range;
+* unsigned arithmetic wraps: an affine image on an unsigned (or narrower) target whose result
+  may leave the type's range forgets the target instead; an unsigned sub-expression is used only
+  where the polyhedron shows it cannot have wrapped;
+* conditions: comparisons of affine sides, `&&`, `||` (hull), `!`, `!=` (the hull of `<` and
+  `>`); any other condition is not used (the state is kept whole);
+* strict inequalities become non-strict ones on integers (`a < b` as `a <= b - 1`), but the
+  polyhedra are rational: integer-only facts (parity) are not found;
+* signed overflow is undefined behaviour (excluded), so signed arithmetic is mathematical.
+
+The result is a sound over-approximation of the reachable states at each head under those rules;
+the proposer built on it (`invariants.absint`) only proposes, and Houdini and the certificate
+check decide.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import ppl
+from quokka.verifier.cfg import BasicBlock, Branch, Cfg, Jump, build_cfg
+from quokka.verifier.ir import (
+    Assert,
+    Assign,
+    Assume,
+    Binary,
+    Cast,
+    Const,
+    Expr,
+    Havoc,
+    IntType,
+    Program,
+    Unary,
+    Var,
+    constants,
+)
+
+Affine = tuple[dict[str, int], int]  # coefficients by variable, constant term
+Linear = tuple[dict[str, int], str, int]  # sum(c*v) op bound, op one of "<=", ">=", "=="
+
+DELAY = 2  # joins at a loop head before widening starts
+DESCENDING = 2  # narrowing passes
+MAX_THRESHOLDS = 400  # variables times constants, beyond which only assigned variables get them
+MAX_DIMS = 60  # more tracked variables than this: no analysis (polyhedra get too costly)
+
+
+@dataclass
+class Domain:
+    """The tracked variables (one PPL dimension each) and their types."""
+
+    types: dict[str, IntType]
+    dims: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.dims = {v: k for k, v in enumerate(self.types)}
+
+    def universe(self) -> ppl.C_Polyhedron:
+        p = ppl.C_Polyhedron(len(self.dims), "universe")
+        for v in self.types:
+            self.add_range(p, v)
+        return p
+
+    def empty(self) -> ppl.C_Polyhedron:
+        return ppl.C_Polyhedron(len(self.dims), "empty")
+
+    def expr(self, coeffs: Mapping[str, int], const: int) -> ppl.Linear_Expression:
+        out = ppl.Linear_Expression(const)
+        for v, c in coeffs.items():
+            if c:
+                out += c * ppl.Variable(self.dims[v])
+        return out
+
+    def constraint(self, lin: Linear) -> ppl.Constraint:
+        coeffs, op, bound = lin
+        e = self.expr(coeffs, -bound)
+        return e == 0 if op == "==" else (e <= 0 if op == "<=" else e >= 0)
+
+    def range_constraints(self, v: str) -> list[ppl.Constraint]:
+        ty = self.types[v]
+        return [self.constraint(({v: 1}, ">=", ty.min)), self.constraint(({v: 1}, "<=", ty.max))]
+
+    def add_range(self, p: ppl.C_Polyhedron, v: str) -> None:
+        """Unsigned types only: a signed range says nothing (no overflow) and its hulls with
+        small polyhedra are constraints with coefficients like 2147483647."""
+        if not self.types[v].signed:
+            for c in self.range_constraints(v):
+                p.add_constraint(c)
+
+    def forget(self, p: ppl.C_Polyhedron, v: str) -> None:
+        p.unconstrain(ppl.Variable(self.dims[v]))
+        self.add_range(p, v)
+
+    def within(self, p: ppl.C_Polyhedron, aff: Affine, ty: IntType) -> bool:
+        """Whether the affine value stays within `ty`'s range on all of `p`."""
+        q = ppl.C_Polyhedron(p)
+        e = self.expr(*aff)
+        q.add_constraint(e >= ty.min)
+        q.add_constraint(e <= ty.max)
+        return bool(q.contains(p))
+
+    def linears(self, constraint: ppl.Constraint) -> Linear:
+        """A PPL constraint as `sum(c*v) op bound` over variable names."""
+        names = list(self.dims)
+        coeffs = {names[k]: int(c) for k, c in enumerate(constraint.coefficients()) if c}
+        op = "==" if constraint.is_equality() else ">="
+        return coeffs, op, -int(constraint.inhomogeneous_term())
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+class Exprs:
+    """Affine forms and linear conditions of IR expressions, read on one polyhedron."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.d = domain
+
+    def affine(self, e: Expr, p: ppl.C_Polyhedron) -> Affine | None:
+        """`e`'s exact value as an affine form, or None (see the module docstring)."""
+        if isinstance(e, Const):
+            return {}, e.value
+        if isinstance(e, Var):
+            return ({e.name: 1}, 0) if e.name in self.d.dims else None
+        if isinstance(e, Cast):
+            return self._cast(e, p)
+        if isinstance(e, Unary) and e.op == "-":
+            inner = self.affine(e.operand, p)
+            return None if inner is None else self._exact(_scale(inner, -1), e.type, p)
+        if isinstance(e, Binary) and e.op in ("+", "-", "*"):
+            return self._binary(e, p)
+        return None
+
+    def _cast(self, e: Cast, p: ppl.C_Polyhedron) -> Affine | None:
+        inner = self.affine(e.operand, p)
+        if inner is None or e.type.is_bool or e.type.is_pointer:
+            return None
+        return self._exact(inner, e.type, p)
+
+    def _binary(self, e: Binary, p: ppl.C_Polyhedron) -> Affine | None:
+        a, b = self.affine(e.left, p), self.affine(e.right, p)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            out = _add(a, b, 1)
+        elif e.op == "-":
+            out = _add(a, b, -1)
+        elif not a[0]:
+            out = _scale(b, a[1])
+        elif not b[0]:
+            out = _scale(a, b[1])
+        else:
+            return None
+        return self._exact(out, e.type, p)
+
+    def _exact(self, aff: Affine, ty: IntType, p: ppl.C_Polyhedron) -> Affine | None:
+        """`aff` when it is the value of type `ty` (signed: always, overflow being undefined;
+        otherwise only when `p` shows it within the range, so nothing wrapped)."""
+        if ty.signed or self.d.within(p, aff, ty):
+            return aff
+        return None
+
+    # ------------------------------------------------------------------------- conditions
+
+    def assume(self, cond: Expr, p: ppl.C_Polyhedron, truth: bool = True) -> ppl.C_Polyhedron:
+        """`p` restricted to the states where `cond` is non-zero (`truth`) or zero."""
+        if p.is_empty():
+            return p
+        if isinstance(cond, Unary) and cond.op == "!":
+            return self.assume(cond.operand, p, not truth)
+        if isinstance(cond, Binary) and cond.op in ("&&", "||"):
+            return self._logic(cond, p, truth)
+        if isinstance(cond, Binary) and cond.op in ("<", "<=", ">", ">=", "==", "!="):
+            return self._compare(cond, p, truth)
+        if isinstance(cond.type, IntType) and not cond.type.is_pointer:
+            return self._compare(Binary("!=", cond, Const(0, cond.type), cond.type), p, truth)
+        return p
+
+    def _logic(self, cond: Binary, p: ppl.C_Polyhedron, truth: bool) -> ppl.C_Polyhedron:
+        conj = (cond.op == "&&") == truth
+        if conj:
+            return self.assume(cond.right, self.assume(cond.left, p, truth), truth)
+        left = self.assume(cond.left, ppl.C_Polyhedron(p), truth)
+        right = self.assume(cond.right, ppl.C_Polyhedron(p), truth)
+        left.poly_hull_assign(right)
+        return left
+
+    def _compare(self, cond: Binary, p: ppl.C_Polyhedron, truth: bool) -> ppl.C_Polyhedron:
+        a, b = self.affine(cond.left, p), self.affine(cond.right, p)
+        if a is None or b is None:
+            return p
+        op = cond.op if truth else NEGATE[cond.op]
+        diff = _add(a, b, -1)  # left - right, compared with 0
+        if op == "!=":
+            low = self._restrict(p, diff, "<")
+            low.poly_hull_assign(self._restrict(p, diff, ">"))
+            return low
+        return self._restrict(p, diff, op)
+
+    def _restrict(self, p: ppl.C_Polyhedron, diff: Affine, op: str) -> ppl.C_Polyhedron:
+        out = ppl.C_Polyhedron(p)
+        coeffs, const = diff
+        strict = {"<": ("<=", -1), ">": (">=", 1)}
+        op, shift = strict.get(op, (op, 0))
+        out.add_constraint(self.d.constraint((coeffs, op, shift - const)))
+        return out
+
+
+NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def _add(a: Affine, b: Affine, sign: int) -> Affine:
+    coeffs = dict(a[0])
+    for v, c in b[0].items():
+        coeffs[v] = coeffs.get(v, 0) + sign * c
+    return {v: c for v, c in coeffs.items() if c}, a[1] + sign * b[1]
+
+
+def _scale(a: Affine, k: int) -> Affine:
+    return ({v: k * c for v, c in a[0].items() if k * c}, k * a[1])
+
+
+# ----------------------------------------------------------------------------- the analysis
+
+
+@dataclass(frozen=True)
+class Heads:
+    """The analysis' result: per loop id the head's constraints (over all tracked variables);
+    `complete` is False when the time budget ran out (then nothing is reported)."""
+
+    constraints: Mapping[str, tuple[Linear, ...]]
+    complete: bool
+    reason: str = ""
+
+
+class Analysis:
+    """One forward analysis of a program (see the module docstring)."""
+
+    def __init__(self, program: Program, cfg: Cfg, domain: Domain, deadline: float) -> None:
+        self.cfg = cfg
+        self.d = domain
+        self.x = Exprs(domain)
+        self.deadline = deadline
+        self.entry: list[ppl.C_Polyhedron] = [domain.empty() for _ in cfg.blocks]
+        self.visits = [0] * len(cfg.blocks)
+        self.rank = {b: k for k, b in enumerate(cfg.order)}
+        self.heads = {loop.head: loop for loop in cfg.loops.values()}
+        self.thresholds = {h: self._thresholds(program, h) for h in self.heads}
+
+    def run(self) -> bool:
+        """Ascending iteration with widening, then narrowing; False when out of time."""
+        self.entry[self.cfg.entry] = self.d.universe()
+        work = {self.cfg.entry}
+        while work:
+            if time.monotonic() > self.deadline:
+                return False
+            b = min(work, key=self.rank.__getitem__)
+            work.discard(b)
+            for s, post in self.post(b):
+                if self._update(s, post):
+                    work.add(s)
+        return self._descend()
+
+    def post(self, b: int) -> list[tuple[int, ppl.C_Polyhedron]]:
+        """The state at the end of block `b` on each outgoing edge."""
+        block = self.cfg.blocks[b]
+        p = ppl.C_Polyhedron(self.entry[b])
+        for s in block.stmts:
+            p = self.stmt(s, p)
+        return self._edges(block, p)
+
+    def _edges(self, block: BasicBlock, p: ppl.C_Polyhedron) -> list[tuple[int, ppl.C_Polyhedron]]:
+        end = block.end
+        if isinstance(end, Jump):
+            return [(end.target, p)]
+        if isinstance(end, Branch):
+            return [
+                (end.then, self.x.assume(end.cond, p, True)),
+                (end.orelse, self.x.assume(end.cond, p, False)),
+            ]
+        return []
+
+    def stmt(self, s: Assign | Havoc | Assume | Assert, p: ppl.C_Polyhedron) -> ppl.C_Polyhedron:
+        if p.is_empty():
+            return p
+        if isinstance(s, (Assume, Assert)):  # after an assertion, only the runs where it held go on
+            return self.x.assume(s.cond, p)
+        if s.target not in self.d.dims:
+            return p
+        if isinstance(s, Havoc):
+            self.d.forget(p, s.target)
+            return p
+        return self._assign(s.target, s.value, p)
+
+    def _assign(self, target: str, value: Expr, p: ppl.C_Polyhedron) -> ppl.C_Polyhedron:
+        aff = self.x.affine(value, p)
+        if aff is None:
+            self.d.forget(p, target)
+            return p
+        ty = self.d.types[target]
+        fits = ty.signed or self.d.within(p, aff, ty)
+        if not fits:
+            self.d.forget(p, target)
+            return p
+        p.affine_image(ppl.Variable(self.d.dims[target]), self.d.expr(*aff))
+        return p
+
+    def _update(self, s: int, post: ppl.C_Polyhedron) -> bool:
+        old = self.entry[s]
+        if old.contains(post):
+            return False
+        new = ppl.C_Polyhedron(old)
+        new.poly_hull_assign(post)
+        self.visits[s] += 1
+        if s in self.heads and self.visits[s] > DELAY:
+            new.limited_BHRZ03_extrapolation_assign(old, self.thresholds[s])
+        self.entry[s] = new
+        return True
+
+    def _descend(self) -> bool:
+        """Descending passes from the post-fixpoint: each block's state becomes the join of what
+        its predecessors now send (still a post-fixpoint, so still sound)."""
+        for _ in range(DESCENDING):
+            for b in self.cfg.order:
+                if time.monotonic() > self.deadline:
+                    return False
+                self.entry[b] = self._incoming(b)
+        return True
+
+    def _incoming(self, b: int) -> ppl.C_Polyhedron:
+        out = self.d.universe() if b == self.cfg.entry else self.d.empty()
+        for pred in set(self.cfg.preds[b]):
+            for s, post in self.post(pred):
+                if s == b:
+                    out.poly_hull_assign(post)
+        return out
+
+    def _thresholds(self, program: Program, head: int) -> ppl.Constraint_System:
+        """Bounds at the program's constants (for every variable, or only those the loop
+        assigns when that is too many), and the atoms of the loop's branch conditions."""
+        loop = self.heads[head]
+        blocks = [self.cfg.blocks[b] for b in sorted(loop.blocks)]
+        consts = sorted(c for c in constants(program) if abs(c) < 1 << 62)
+        bounded = set(self.d.dims)
+        if len(bounded) * len(consts) > MAX_THRESHOLDS:
+            bounded &= {s.target for b in blocks for s in b.stmts if isinstance(s, (Assign, Havoc))}
+        out = ppl.Constraint_System()
+        for v in sorted(bounded):
+            for c in {k + delta for k in consts for delta in (-1, 0, 1)}:
+                out.insert(self.d.constraint(({v: 1}, "<=", c)))
+                out.insert(self.d.constraint(({v: 1}, ">=", c)))
+        for lin in self._atoms(b.end.cond for b in blocks if isinstance(b.end, Branch)):
+            out.insert(self.d.constraint(lin))
+        return out
+
+    def _atoms(self, conds: Iterable[Expr]) -> list[Linear]:
+        """The linear comparisons in `conds` (each as both of its non-strict halves)."""
+        universe = self.d.universe()
+        out: list[Linear] = []
+        for cond in conds:
+            for node in _comparisons(cond):
+                a, b = self.x.affine(node.left, universe), self.x.affine(node.right, universe)
+                if a is not None and b is not None and (a[0] or b[0]):
+                    coeffs, const = _add(a, b, -1)
+                    out += [(coeffs, op, -const + shift) for op, shift in _HALVES]
+        return out
+
+
+_HALVES = (("<=", 0), (">=", 0), ("<=", -1), (">=", 1))
+
+
+def _comparisons(e: Expr) -> list[Binary]:
+    if isinstance(e, Binary) and e.op in ("&&", "||"):
+        return [*_comparisons(e.left), *_comparisons(e.right)]
+    if isinstance(e, Unary) and e.op == "!":
+        return _comparisons(e.operand)
+    if isinstance(e, Binary) and e.op in NEGATE:
+        return [e]
+    return []
+
+
+def tracked(program: Program) -> dict[str, IntType]:
+    """The variables the analysis tracks: scalar integers that are not pointers."""
+    return {
+        v.name: v.type for v in program.variables if isinstance(v.type, IntType) and not v.type.is_pointer
+    }
+
+
+def loop_heads(
+    program: Program, budget_s: float = 5.0, scopes: Mapping[str, Collection[str]] | None = None
+) -> Heads:
+    """The constraints of the polyhedron at every loop head (see the module docstring), projected
+    on the variables `scopes` names for the loop (all tracked ones without it); an unreachable
+    head has no entry."""
+    types = tracked(program)
+    if len(types) > MAX_DIMS:
+        return Heads({}, False, f"{len(types)} integer variables (more than {MAX_DIMS})")
+    cfg = build_cfg(program)
+    domain = Domain(types)
+    analysis = Analysis(program, cfg, domain, time.monotonic() + budget_s)
+    if not analysis.run():
+        return Heads({}, False, f"out of time after {budget_s:g} s")
+    out = {}
+    for loop_id, loop in cfg.loops.items():
+        p = ppl.C_Polyhedron(analysis.entry[loop.head])
+        if p.is_empty():
+            continue
+        if scopes is not None:
+            keep = set(scopes.get(loop_id, ()))
+            for v in types:
+                if v not in keep:
+                    p.unconstrain(ppl.Variable(domain.dims[v]))
+        out[loop_id] = tuple(domain.linears(c) for c in p.minimized_constraints())
+    return Heads(out, True)
