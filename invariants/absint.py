@@ -1,5 +1,7 @@
 """The abstract-interpretation proposer: the constraints of the polyhedron `engines.absint` computes
-at each loop head, one candidate each (`x + y == 10`, `x <= 10`, `i - 2*j >= 0`).
+at each loop head, one candidate each (`x + y == 10`, `x <= 10`, `i - 2*j >= 0`), and for a head
+partitioned by the loop's branch conditions each part's facts under its guard, and the
+disjunction of the parts.
 
 The polyhedron is projected on the variables in scope at the loop; a bound that only repeats a
 variable's type range is left out, and so is one with a coefficient over `MAX_COEFF` (a hull
@@ -12,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from quokka.verifier.engines.absint import Heads, Linear, loop_heads
-from quokka.verifier.ir import IntType, Program, VarDecl
+from quokka.verifier.engines.absint import Heads, Linear, Part, loop_heads, negation
+from quokka.verifier.ir import INT, Binary, Expr, IntType, Program, VarDecl
 from quokka.verifier.ir.printer import c_names, format_expr
 from quokka.verifier.verdict.dump import dump_json
 
@@ -38,6 +40,7 @@ class AbsintProposer:
         out: list[Candidate] = []
         for loop in context.loops:
             out += loop_candidates(context.program, loop, heads.constraints.get(loop.loop.id, ()))
+            out += part_candidates(context.program, loop, heads.parts.get(loop.loop.id, ()))
         return out
 
     def _heads(self, context: ProposalContext) -> Heads:
@@ -66,14 +69,49 @@ def heads_json(program: Program, heads: Heads) -> dict[str, object]:
 def loop_candidates(program: Program, loop: LoopContext, constraints: tuple[Linear, ...]) -> list[Candidate]:
     decls = {d.name: d for d in program.variables}
     builder = ExprBuilder(decls)
+    exprs = [builder.to_expr(linear(*c, NAME)) for c in _useful(constraints, decls)]
+    return _candidates(program, loop, exprs)
+
+
+def part_candidates(program: Program, loop: LoopContext, parts: tuple[Part, ...]) -> list[Candidate]:
+    """Per part, each of its facts guarded by the part's atoms (`x >= 1000000 || y == 0`), and the
+    disjunction of the parts (`x <= 999999 && y == 0 || x >= 1000000 && x == 3*y + 1000000`)."""
+    decls = {d.name: d for d in program.variables}
+    scope = {d.name for d in loop.variables}
+    builder = ExprBuilder(decls)
+    exprs: list[Expr] = []
+    whole: list[Expr] = []
+    for part in parts:
+        if any(not set(c).issubset(scope) for c, _, _ in part.guard):
+            return []
+        guard = [builder.to_expr(linear(*g, NAME)) for g in part.guard]
+        negated = [builder.to_expr(linear(*negation(g), NAME)) for g in part.guard]
+        facts = [
+            builder.to_expr(linear(*c, NAME)) for c in _useful(part.constraints, decls) if c not in part.guard
+        ]
+        exprs += [_join("||", [*negated, f]) for f in facts]
+        whole.append(_join("&&", [*guard, *facts]))
+    return _candidates(program, loop, [*exprs, _join("||", whole)] if whole else exprs)
+
+
+def _candidates(program: Program, loop: LoopContext, exprs: list[Expr]) -> list[Candidate]:
     names = c_names(program, loop.loop.id)
-    out = []
-    for coeffs, op, bound in constraints:
-        if _type_range(coeffs, op, bound, decls) or max(map(abs, coeffs.values())) > MAX_COEFF:
-            continue
-        e = builder.to_expr(linear(coeffs, op, bound, NAME))
-        out.append(Candidate(loop.loop.id, e, format_expr(e, names, readable=True), NAME))
+    return [Candidate(loop.loop.id, e, format_expr(e, names, readable=True), NAME) for e in exprs]
+
+
+def _join(op: str, parts: list[Expr]) -> Expr:
+    out = parts[0]
+    for p in parts[1:]:
+        out = Binary(op, out, p, INT)
     return out
+
+
+def _useful(constraints: tuple[Linear, ...], decls: Mapping[str, VarDecl]) -> list[Linear]:
+    return [
+        (coeffs, op, bound)
+        for coeffs, op, bound in constraints
+        if not _type_range(coeffs, op, bound, decls) and max(map(abs, coeffs.values())) <= MAX_COEFF
+    ]
 
 
 def _type_range(coeffs: Mapping[str, int], op: str, bound: int, decls: Mapping[str, VarDecl]) -> bool:

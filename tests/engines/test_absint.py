@@ -14,6 +14,7 @@ from quokka.verifier.engines.absint import Linear, loop_heads
 from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.exec.interp import Runner
+from quokka.verifier.frontend import lower_source
 from quokka.verifier.ir import UINT, Expr, Program
 from quokka.verifier.ir.builder import ProgramBuilder, add, eq, ge, le, lt, mul, ne, num, sub
 
@@ -99,7 +100,8 @@ def test_nested_loops() -> None:
 
 
 def _random_program(rng: random.Random) -> Program:
-    """A loop of affine, nonlinear and wrapping (unsigned) updates under nondet branches."""
+    """A loop of affine, nonlinear and wrapping (unsigned) updates under nondet branches or
+    branches on `x` (which partition the head)."""
     b = ProgramBuilder()
     x, y, c = b.var("x"), b.var("y"), b.var("c")
     u = b.var("u", UINT)
@@ -115,7 +117,8 @@ def _random_program(rng: random.Random) -> Program:
         with b.block() as orelse:
             b.assign(y, mul(y, x) if rng.random() < 0.3 else sub(y, num(1)))
             b.assign(u, add(u, num(1, UINT)))
-        b.if_(ne(c, num(0)), tuple(then), tuple(orelse))
+        cond = ne(c, num(0)) if rng.random() < 0.5 else lt(x, num(rng.randint(0, 20)))
+        b.if_(cond, tuple(then), tuple(orelse))
         b.assign(x, add(x, num(rng.randint(1, 3))))
     b.check(le(y, num(1000)))
     return b.build()
@@ -124,7 +127,7 @@ def _random_program(rng: random.Random) -> Program:
 def test_every_state_the_interpreter_reaches_is_in_the_polyhedron() -> None:
     """Soundness against execution: random programs with wrap-around and nonlinear updates."""
     rng = random.Random(35)
-    seen = 0
+    seen = split = 0
     for _ in range(30):
         program = _random_program(rng)
         heads = loop_heads(program)
@@ -133,9 +136,13 @@ def test_every_state_the_interpreter_reaches_is_in_the_polyhedron() -> None:
         for _ in range(5):
             execution = run.run(tuple(rng.randint(-1, 1) for _ in range(60)), max_steps=10_000)
             for state in execution.loop_heads:
-                assert _holds(heads.constraints[state.loop_id], dict(state.values)), state
+                values = dict(state.values)
+                assert _holds(heads.constraints[state.loop_id], values), state
+                parts = heads.parts.get(state.loop_id, ())
+                assert not parts or any(_holds(p.guard + p.constraints, values) for p in parts), state
                 seen += 1
-    assert seen > 100
+                split += bool(parts)
+    assert seen > 100 and split > 50
 
 
 def _proved(program: Program) -> bool:
@@ -184,3 +191,32 @@ def test_registered_and_escalating() -> None:
     program = _countdown(0)
     context = ProposalContext(program, None, loop_contexts(program))
     assert made.propose(context) == [] and made.propose(context)
+
+
+SPLIT = """
+extern void __assert_fail(const char *, const char *, unsigned int, const char *);
+void reach_error() { __assert_fail("0", "f.c", 3, "reach_error"); }
+void __VERIFIER_assert(int cond) { if (!(cond)) { ERROR: {reach_error();} } }
+int main() {
+  int x = 0;
+  int y = 0;
+  while (x < 3000000) {
+    if (x < 1000000) { x += 1; } else { x += 3; y += 1; }
+  }
+  __VERIFIER_assert(x == %s + 3 * y);
+  return 0;
+}
+"""
+
+
+def test_trace_partitioning_finds_the_phase_invariant() -> None:
+    """The head split by `x < 1000000`: `x <= 999999 || x == 3*y + 1000000` proves the exit."""
+    program = lower_source(SPLIT % "1000000", "f.c", "ILP32", "unreach-call")
+    context = ProposalContext(program, None, loop_contexts(program))
+    texts = [c.text for c in AbsintProposer().propose(context)]
+    assert "x <= 999999 || x == 3*y + 1000000" in texts
+    assert _proved(program)
+    unsplit = loop_heads(program, partition=False)
+    assert not unsplit.parts
+    for wrong in ("999999", "1000001", "1000003"):  # off-by-one phases and a wrong offset
+        assert not _proved(lower_source(SPLIT % wrong, "f.c", "ILP32", "unreach-call"))

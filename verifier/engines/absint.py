@@ -57,6 +57,7 @@ DELAY = 2  # joins at a loop head before widening starts
 DESCENDING = 2  # narrowing passes
 MAX_THRESHOLDS = 400  # variables times constants, beyond which only assigned variables get them
 MAX_DIMS = 60  # more tracked variables than this: no analysis (polyhedra get too costly)
+MAX_ATOMS = 2  # atoms a loop head is partitioned by (at most 2**MAX_ATOMS parts)
 
 
 @dataclass
@@ -236,54 +237,88 @@ def _scale(a: Affine, k: int) -> Affine:
 
 # ----------------------------------------------------------------------------- the analysis
 
+Poly = ppl.C_Polyhedron
+Tag = tuple[int, tuple[bool, ...]] | None  # the partition a state is in: (head block, atom truths there)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One partition of a loop head: the truth of the head's atoms (`guard`, a conjunction),
+    and the constraints of the states at the head where it holds."""
+
+    guard: tuple[Linear, ...]
+    constraints: tuple[Linear, ...]
+
 
 @dataclass(frozen=True)
 class Heads:
-    """The analysis' result: per loop id the head's constraints (over all tracked variables);
-    `complete` is False when the time budget ran out (then nothing is reported)."""
+    """The analysis' result: per loop id the head's constraints (the hull of its parts) and, for
+    a partitioned head, its parts; `complete` is False when the time budget ran out (then
+    nothing is reported)."""
 
     constraints: Mapping[str, tuple[Linear, ...]]
     complete: bool
     reason: str = ""
+    parts: Mapping[str, tuple[Part, ...]] = field(default_factory=dict)
 
 
 class Analysis:
-    """One forward analysis of a program (see the module docstring)."""
+    """One forward analysis of a program (see the module docstring).
 
-    def __init__(self, program: Program, cfg: Cfg, domain: Domain, deadline: float) -> None:
+    With `partition`, the states of a loop whose body branches on linear inequalities (its
+    *atoms*, at most `MAX_ATOMS`, exits excluded) are split at its head by the atoms' truth there,
+    and each part is followed through the body on its own (trace partitioning): the disjunction
+    of the parts is what a phase invariant needs (`x <= 1000000 && y == 0 || x == 1000000 + 3*y`).
+    """
+
+    def __init__(self, program: Program, cfg: Cfg, domain: Domain, deadline: float, partition: bool) -> None:
         self.cfg = cfg
         self.d = domain
         self.x = Exprs(domain)
         self.deadline = deadline
-        self.entry: list[ppl.C_Polyhedron] = [domain.empty() for _ in cfg.blocks]
-        self.visits = [0] * len(cfg.blocks)
+        self.entry: list[dict[Tag, Poly]] = [{} for _ in cfg.blocks]
+        self.visits: dict[tuple[int, Tag], int] = {}
         self.rank = {b: k for k, b in enumerate(cfg.order)}
         self.heads = {loop.head: loop for loop in cfg.loops.values()}
         self.thresholds = {h: self._thresholds(program, h) for h in self.heads}
+        self.atoms = {h: self._partition_atoms(h) for h in self.heads} if partition else {}
+        self.owner = self._owners()
 
     def run(self) -> bool:
         """Ascending iteration with widening, then narrowing; False when out of time."""
-        self.entry[self.cfg.entry] = self.d.universe()
-        work = {self.cfg.entry}
+        start = self.cfg.entry
+        for tag, part in self._route(start, None, self.d.universe()):
+            self.entry[start][tag] = part
+        work = {start}
         while work:
             if time.monotonic() > self.deadline:
                 return False
             b = min(work, key=self.rank.__getitem__)
             work.discard(b)
-            for s, post in self.post(b):
-                if self._update(s, post):
-                    work.add(s)
+            for s, tag, post in self.post(b):
+                for t, part in self._route(s, tag, post):
+                    if self._update(s, t, part):
+                        work.add(s)
         return self._descend()
 
-    def post(self, b: int) -> list[tuple[int, ppl.C_Polyhedron]]:
-        """The state at the end of block `b` on each outgoing edge."""
-        block = self.cfg.blocks[b]
-        p = ppl.C_Polyhedron(self.entry[b])
-        for s in block.stmts:
-            p = self.stmt(s, p)
-        return self._edges(block, p)
+    def head_state(self, head: int) -> Poly:
+        out = self.d.empty()
+        for p in self.entry[head].values():
+            out.poly_hull_assign(p)
+        return out
 
-    def _edges(self, block: BasicBlock, p: ppl.C_Polyhedron) -> list[tuple[int, ppl.C_Polyhedron]]:
+    def post(self, b: int) -> list[tuple[int, Tag, Poly]]:
+        """The state at the end of block `b` on each outgoing edge, per partition."""
+        block = self.cfg.blocks[b]
+        out = []
+        for tag, start in self.entry[b].items():
+            p = Poly(start)
+            for s in block.stmts:
+                p = self.stmt(s, p)
+            out += [(succ, tag, q) for succ, q in self._edges(block, p) if not q.is_empty()]
+        return out
+
+    def _edges(self, block: BasicBlock, p: Poly) -> list[tuple[int, Poly]]:
         end = block.end
         if isinstance(end, Jump):
             return [(end.target, p)]
@@ -294,7 +329,7 @@ class Analysis:
             ]
         return []
 
-    def stmt(self, s: Assign | Havoc | Assume | Assert, p: ppl.C_Polyhedron) -> ppl.C_Polyhedron:
+    def stmt(self, s: Assign | Havoc | Assume | Assert, p: Poly) -> Poly:
         if p.is_empty():
             return p
         if isinstance(s, (Assume, Assert)):  # after an assertion, only the runs where it held go on
@@ -306,7 +341,7 @@ class Analysis:
             return p
         return self._assign(s.target, s.value, p)
 
-    def _assign(self, target: str, value: Expr, p: ppl.C_Polyhedron) -> ppl.C_Polyhedron:
+    def _assign(self, target: str, value: Expr, p: Poly) -> Poly:
         aff = self.x.affine(value, p)
         if aff is None:
             self.d.forget(p, target)
@@ -319,16 +354,43 @@ class Analysis:
         p.affine_image(ppl.Variable(self.d.dims[target]), self.d.expr(*aff))
         return p
 
-    def _update(self, s: int, post: ppl.C_Polyhedron) -> bool:
-        old = self.entry[s]
+    def _route(self, s: int, tag: Tag, p: Poly) -> list[tuple[Tag, Poly]]:
+        """The partitions a state entering block `s` goes to: a partitioned loop's head splits
+        it by its atoms; inside that loop it keeps its partition; elsewhere there is one."""
+        owner = self.owner[s]
+        if owner is None:
+            return [(None, p)]
+        if tag is not None and tag[0] == owner and s != owner:
+            return [(tag, p)]
+        parts: list[tuple[tuple[bool, ...], Poly]] = [((), p)]
+        for atom in self.atoms[owner]:
+            parts = [
+                ((*bits, truth), q)
+                for bits, part in parts
+                for truth in (True, False)
+                if not (q := self._with(part, atom if truth else negation(atom))).is_empty()
+            ]
+        return [((owner, bits), q) for bits, q in parts]
+
+    def _with(self, p: Poly, lin: Linear) -> Poly:
+        q = Poly(p)
+        q.add_constraint(self.d.constraint(lin))
+        return q
+
+    def _update(self, s: int, tag: Tag, post: Poly) -> bool:
+        old = self.entry[s].get(tag)
+        if old is None:
+            self.entry[s][tag] = post
+            return True
         if old.contains(post):
             return False
-        new = ppl.C_Polyhedron(old)
+        new = Poly(old)
         new.poly_hull_assign(post)
-        self.visits[s] += 1
-        if s in self.heads and self.visits[s] > DELAY:
+        key = (s, tag)
+        self.visits[key] = self.visits.get(key, 0) + 1
+        if s in self.heads and self.visits[key] > DELAY:
             new.limited_BHRZ03_extrapolation_assign(old, self.thresholds[s])
-        self.entry[s] = new
+        self.entry[s][tag] = new
         return True
 
     def _descend(self) -> bool:
@@ -341,13 +403,46 @@ class Analysis:
                 self.entry[b] = self._incoming(b)
         return True
 
-    def _incoming(self, b: int) -> ppl.C_Polyhedron:
-        out = self.d.universe() if b == self.cfg.entry else self.d.empty()
+    def _incoming(self, b: int) -> dict[Tag, Poly]:
+        sent = [(None, self.d.universe())] if b == self.cfg.entry else []
         for pred in set(self.cfg.preds[b]):
-            for s, post in self.post(pred):
-                if s == b:
-                    out.poly_hull_assign(post)
+            sent += [(tag, p) for s, tag, p in self.post(pred) if s == b]
+        out: dict[Tag, Poly] = {}
+        for tag, p in sent:
+            for t, part in self._route(b, tag, p):
+                if t in out:
+                    out[t].poly_hull_assign(part)
+                else:
+                    out[t] = part
         return out
+
+    def _owners(self) -> list[int | None]:
+        """Per block, the head of the innermost partitioned loop it is in (None: none)."""
+        out: list[int | None] = [None] * len(self.cfg.blocks)
+        size = [len(self.cfg.blocks) + 1] * len(self.cfg.blocks)
+        for head, atoms in self.atoms.items():
+            loop = self.heads[head]
+            for b in loop.blocks if atoms else ():
+                if len(loop.blocks) < size[b]:
+                    out[b], size[b] = head, len(loop.blocks)
+        return out
+
+    def _partition_atoms(self, head: int) -> tuple[Linear, ...]:
+        """The inequalities the loop's own branches (not its exits) test, as `sum <= bound`."""
+        loop = self.heads[head]
+        blocks = [self.cfg.blocks[b] for b in sorted(loop.blocks) if self.cfg.loop_of(b) == loop.id]
+        conds = [
+            b.end.cond for b in blocks if isinstance(b.end, Branch) and all(s in loop.blocks for s in b.succs)
+        ]
+        universe = self.d.universe()
+        found: list[Linear] = []
+        for node in (n for cond in conds for n in _comparisons(cond) if n.op in _AS_LE):
+            a, b = self.x.affine(node.left, universe), self.x.affine(node.right, universe)
+            if a is not None and b is not None and (a[0] or b[0]):
+                atom = _canonical(_add(a, b, -1), node.op)
+                if atom not in found:
+                    found.append(atom)
+        return tuple(found[:MAX_ATOMS])
 
     def _thresholds(self, program: Program, head: int) -> ppl.Constraint_System:
         """Bounds at the program's constants (for every variable, or only those the loop
@@ -383,6 +478,29 @@ class Analysis:
 _HALVES = (("<=", 0), (">=", 0), ("<=", -1), (">=", 1))
 
 
+_AS_LE = {"<": (1, -1), "<=": (1, 0), ">": (-1, -1), ">=": (-1, 0)}  # op: (sign, shift)
+
+
+def _canonical(diff: Affine, op: str) -> Linear:
+    """`diff op 0` as `sum <= k`, or as its negation when that has a positive first coefficient
+    (an atom and its negation partition alike)."""
+    sign, shift = _AS_LE[op]
+    coeffs, const = _scale(diff, sign)
+    bound = -const + shift
+    if coeffs[min(coeffs)] < 0:
+        coeffs, bound = {v: -c for v, c in coeffs.items()}, -bound - 1
+    return coeffs, "<=", bound
+
+
+def negation(lin: Linear) -> Linear:
+    """The negation of an inequality, on integers: `sum <= k` is false when `sum >= k + 1`."""
+    coeffs, op, bound = lin
+    if op == "<=":
+        return coeffs, ">=", bound + 1
+    assert op == ">=", lin
+    return coeffs, "<=", bound - 1
+
+
 def _comparisons(e: Expr) -> list[Binary]:
     if isinstance(e, Binary) and e.op in ("&&", "||"):
         return [*_comparisons(e.left), *_comparisons(e.right)]
@@ -401,28 +519,57 @@ def tracked(program: Program) -> dict[str, IntType]:
 
 
 def loop_heads(
-    program: Program, budget_s: float = 5.0, scopes: Mapping[str, Collection[str]] | None = None
+    program: Program,
+    budget_s: float = 5.0,
+    scopes: Mapping[str, Collection[str]] | None = None,
+    partition: bool = True,
 ) -> Heads:
     """The constraints of the polyhedron at every loop head (see the module docstring), projected
-    on the variables `scopes` names for the loop (all tracked ones without it); an unreachable
-    head has no entry."""
+    on the variables `scopes` names for the loop (all tracked ones without it), and the parts of
+    the partitioned heads; an unreachable head has no entry."""
     types = tracked(program)
     if len(types) > MAX_DIMS:
         return Heads({}, False, f"{len(types)} integer variables (more than {MAX_DIMS})")
     cfg = build_cfg(program)
     domain = Domain(types)
-    analysis = Analysis(program, cfg, domain, time.monotonic() + budget_s)
+    analysis = Analysis(program, cfg, domain, time.monotonic() + budget_s, partition)
     if not analysis.run():
         return Heads({}, False, f"out of time after {budget_s:g} s")
-    out = {}
+    out, parts = {}, {}
     for loop_id, loop in cfg.loops.items():
-        p = ppl.C_Polyhedron(analysis.entry[loop.head])
-        if p.is_empty():
+        keep = set(types) if scopes is None else set(scopes.get(loop_id, ()))
+        hull = analysis.head_state(loop.head)
+        if hull.is_empty():
             continue
-        if scopes is not None:
-            keep = set(scopes.get(loop_id, ()))
-            for v in types:
-                if v not in keep:
-                    p.unconstrain(ppl.Variable(domain.dims[v]))
-        out[loop_id] = tuple(domain.linears(c) for c in p.minimized_constraints())
-    return Heads(out, True)
+        out[loop_id] = _project(domain, hull, keep)
+        split = [(tag, p) for tag, p in analysis.entry[loop.head].items() if tag is not None]
+        if len(split) > 1:
+            atoms = analysis.atoms[loop.head]
+            parts[loop_id] = tuple(_part(domain, _guard(atoms, tag[1]), p, keep) for tag, p in split if tag)
+    return Heads(out, True, parts=parts)
+
+
+def _part(domain: Domain, guard: tuple[Linear, ...], p: Poly, keep: set[str]) -> Part:
+    """The part's facts that its guard alone does not imply."""
+    where = Poly(len(domain.dims), "universe")
+    for g in guard:
+        where.add_constraint(domain.constraint(g))
+    facts = []
+    for c in _project(domain, p, keep):
+        implied = Poly(where)
+        implied.add_constraint(domain.constraint(c))
+        if not implied.contains(where):
+            facts.append(c)
+    return Part(guard, tuple(facts))
+
+
+def _guard(atoms: tuple[Linear, ...], bits: tuple[bool, ...]) -> tuple[Linear, ...]:
+    return tuple(a if truth else negation(a) for a, truth in zip(atoms, bits, strict=True))
+
+
+def _project(domain: Domain, p: Poly, keep: set[str]) -> tuple[Linear, ...]:
+    q = Poly(p)
+    for v, dim in domain.dims.items():
+        if v not in keep:
+            q.unconstrain(ppl.Variable(dim))
+    return tuple(domain.linears(c) for c in q.minimized_constraints())
