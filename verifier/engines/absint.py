@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import ppl
 from quokka.verifier.cfg import BasicBlock, Branch, Cfg, Jump, build_cfg
@@ -50,6 +51,7 @@ from quokka.verifier.ir import (
     constants,
 )
 
+Poly: TypeAlias = Any  # a ppl.C_Polyhedron (the library has no type annotations)
 Affine = tuple[dict[str, int], int]  # coefficients by variable, constant term
 Linear = tuple[dict[str, int], str, int]  # sum(c*v) op bound, op one of "<=", ">=", "=="
 
@@ -70,13 +72,13 @@ class Domain:
     def __post_init__(self) -> None:
         self.dims = {v: k for k, v in enumerate(self.types)}
 
-    def universe(self) -> ppl.C_Polyhedron:
+    def universe(self) -> Poly:
         p = ppl.C_Polyhedron(len(self.dims), "universe")
         for v in self.types:
             self.add_range(p, v)
         return p
 
-    def empty(self) -> ppl.C_Polyhedron:
+    def empty(self) -> Poly:
         return ppl.C_Polyhedron(len(self.dims), "empty")
 
     def expr(self, coeffs: Mapping[str, int], const: int) -> ppl.Linear_Expression:
@@ -95,18 +97,18 @@ class Domain:
         ty = self.types[v]
         return [self.constraint(({v: 1}, ">=", ty.min)), self.constraint(({v: 1}, "<=", ty.max))]
 
-    def add_range(self, p: ppl.C_Polyhedron, v: str) -> None:
+    def add_range(self, p: Poly, v: str) -> None:
         """Unsigned types only: a signed range says nothing (no overflow) and its hulls with
         small polyhedra are constraints with coefficients like 2147483647."""
         if not self.types[v].signed:
             for c in self.range_constraints(v):
                 p.add_constraint(c)
 
-    def forget(self, p: ppl.C_Polyhedron, v: str) -> None:
+    def forget(self, p: Poly, v: str) -> None:
         p.unconstrain(ppl.Variable(self.dims[v]))
         self.add_range(p, v)
 
-    def within(self, p: ppl.C_Polyhedron, aff: Affine, ty: IntType) -> bool:
+    def within(self, p: Poly, aff: Affine, ty: IntType) -> bool:
         """Whether the affine value stays within `ty`'s range on all of `p`."""
         q = ppl.C_Polyhedron(p)
         e = self.expr(*aff)
@@ -131,7 +133,7 @@ class Exprs:
     def __init__(self, domain: Domain) -> None:
         self.d = domain
 
-    def affine(self, e: Expr, p: ppl.C_Polyhedron) -> Affine | None:
+    def affine(self, e: Expr, p: Poly) -> Affine | None:
         """`e`'s exact value as an affine form, or None (see the module docstring)."""
         if isinstance(e, Const):
             return {}, e.value
@@ -146,13 +148,13 @@ class Exprs:
             return self._binary(e, p)
         return None
 
-    def _cast(self, e: Cast, p: ppl.C_Polyhedron) -> Affine | None:
+    def _cast(self, e: Cast, p: Poly) -> Affine | None:
         inner = self.affine(e.operand, p)
         if inner is None or e.type.is_bool or e.type.is_pointer:
             return None
         return self._exact(inner, e.type, p)
 
-    def _binary(self, e: Binary, p: ppl.C_Polyhedron) -> Affine | None:
+    def _binary(self, e: Binary, p: Poly) -> Affine | None:
         a, b = self.affine(e.left, p), self.affine(e.right, p)
         if a is None or b is None:
             return None
@@ -168,7 +170,7 @@ class Exprs:
             return None
         return self._exact(out, e.type, p)
 
-    def _exact(self, aff: Affine, ty: IntType, p: ppl.C_Polyhedron) -> Affine | None:
+    def _exact(self, aff: Affine, ty: IntType, p: Poly) -> Affine | None:
         """`aff` when it is the value of type `ty` (signed: always, overflow being undefined;
         otherwise only when `p` shows it within the range, so nothing wrapped)."""
         if ty.signed or self.d.within(p, aff, ty):
@@ -177,7 +179,7 @@ class Exprs:
 
     # ------------------------------------------------------------------------- conditions
 
-    def assume(self, cond: Expr, p: ppl.C_Polyhedron, truth: bool = True) -> ppl.C_Polyhedron:
+    def assume(self, cond: Expr, p: Poly, truth: bool = True) -> Poly:
         """`p` restricted to the states where `cond` is non-zero (`truth`) or zero."""
         if p.is_empty():
             return p
@@ -191,7 +193,7 @@ class Exprs:
             return self._compare(Binary("!=", cond, Const(0, cond.type), cond.type), p, truth)
         return p
 
-    def _logic(self, cond: Binary, p: ppl.C_Polyhedron, truth: bool) -> ppl.C_Polyhedron:
+    def _logic(self, cond: Binary, p: Poly, truth: bool) -> Poly:
         conj = (cond.op == "&&") == truth
         if conj:
             return self.assume(cond.right, self.assume(cond.left, p, truth), truth)
@@ -200,7 +202,7 @@ class Exprs:
         left.poly_hull_assign(right)
         return left
 
-    def _compare(self, cond: Binary, p: ppl.C_Polyhedron, truth: bool) -> ppl.C_Polyhedron:
+    def _compare(self, cond: Binary, p: Poly, truth: bool) -> Poly:
         a, b = self.affine(cond.left, p), self.affine(cond.right, p)
         if a is None or b is None:
             return p
@@ -212,7 +214,7 @@ class Exprs:
             return low
         return self._restrict(p, diff, op)
 
-    def _restrict(self, p: ppl.C_Polyhedron, diff: Affine, op: str) -> ppl.C_Polyhedron:
+    def _restrict(self, p: Poly, diff: Affine, op: str) -> Poly:
         out = ppl.C_Polyhedron(p)
         coeffs, const = diff
         strict = {"<": ("<=", -1), ">": (">=", 1)}
@@ -237,7 +239,6 @@ def _scale(a: Affine, k: int) -> Affine:
 
 # ----------------------------------------------------------------------------- the analysis
 
-Poly = ppl.C_Polyhedron
 Tag = tuple[int, tuple[bool, ...]] | None  # the partition a state is in: (head block, atom truths there)
 
 
@@ -312,7 +313,7 @@ class Analysis:
         block = self.cfg.blocks[b]
         out = []
         for tag, start in self.entry[b].items():
-            p = Poly(start)
+            p = ppl.C_Polyhedron(start)
             for s in block.stmts:
                 p = self.stmt(s, p)
             out += [(succ, tag, q) for succ, q in self._edges(block, p) if not q.is_empty()]
@@ -373,7 +374,7 @@ class Analysis:
         return [((owner, bits), q) for bits, q in parts]
 
     def _with(self, p: Poly, lin: Linear) -> Poly:
-        q = Poly(p)
+        q = ppl.C_Polyhedron(p)
         q.add_constraint(self.d.constraint(lin))
         return q
 
@@ -384,7 +385,7 @@ class Analysis:
             return True
         if old.contains(post):
             return False
-        new = Poly(old)
+        new = ppl.C_Polyhedron(old)
         new.poly_hull_assign(post)
         key = (s, tag)
         self.visits[key] = self.visits.get(key, 0) + 1
@@ -404,7 +405,7 @@ class Analysis:
         return True
 
     def _incoming(self, b: int) -> dict[Tag, Poly]:
-        sent = [(None, self.d.universe())] if b == self.cfg.entry else []
+        sent: list[tuple[Tag, Poly]] = [(None, self.d.universe())] if b == self.cfg.entry else []
         for pred in set(self.cfg.preds[b]):
             sent += [(tag, p) for s, tag, p in self.post(pred) if s == b]
         out: dict[Tag, Poly] = {}
@@ -551,12 +552,12 @@ def loop_heads(
 
 def _part(domain: Domain, guard: tuple[Linear, ...], p: Poly, keep: set[str]) -> Part:
     """The part's facts that its guard alone does not imply."""
-    where = Poly(len(domain.dims), "universe")
+    where = ppl.C_Polyhedron(len(domain.dims), "universe")
     for g in guard:
         where.add_constraint(domain.constraint(g))
     facts = []
     for c in _project(domain, p, keep):
-        implied = Poly(where)
+        implied = ppl.C_Polyhedron(where)
         implied.add_constraint(domain.constraint(c))
         if not implied.contains(where):
             facts.append(c)
@@ -568,7 +569,7 @@ def _guard(atoms: tuple[Linear, ...], bits: tuple[bool, ...]) -> tuple[Linear, .
 
 
 def _project(domain: Domain, p: Poly, keep: set[str]) -> tuple[Linear, ...]:
-    q = Poly(p)
+    q = ppl.C_Polyhedron(p)
     for v, dim in domain.dims.items():
         if v not in keep:
             q.unconstrain(ppl.Variable(dim))
