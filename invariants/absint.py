@@ -24,6 +24,7 @@ from .protocol import Candidate, LoopContext, ProposalContext
 
 NAME = "absint"
 MAX_COEFF = 1 << 20  # larger coefficients come from hulls with a type's range: no invariant one wants
+MAX_BOUND = 1 << 64  # and larger constants too (and they need not fit the widest IR type)
 
 
 class AbsintProposer:
@@ -55,15 +56,33 @@ class AbsintProposer:
 
 
 def heads_json(program: Program, heads: Heads) -> dict[str, object]:
-    """`--dump-dir`'s absint/heads.json: per loop head its constraints (C text), or why none."""
-    loops: dict[str, list[str]] = {}
+    """`--dump-dir`'s absint/heads.json: per loop head its constraints and its parts (each a guard
+    and constraints), as text over the C names; or why there are none."""
+    loops: dict[str, object] = {}
     for loop_id, constraints in heads.constraints.items():
-        builder = ExprBuilder({d.name: d for d in program.variables})
         names = c_names(program, loop_id)
-        loops[loop_id] = [
-            format_expr(builder.to_expr(linear(c, op, k, NAME)), names) for c, op, k in constraints
-        ]
+        loops[loop_id] = {
+            "constraints": [_text(c, names) for c in constraints],
+            "parts": [
+                {
+                    "guard": [_text(g, names) for g in p.guard],
+                    "constraints": [_text(c, names) for c in p.constraints],
+                }
+                for p in heads.parts.get(loop_id, ())
+            ],
+        }
     return {"complete": heads.complete, "reason": heads.reason, "heads": loops}
+
+
+def _text(lin: Linear, names: Mapping[str, str]) -> str:
+    """`3*x - y <= 5` (mathematical integers: the dump's text, not an IR expression)."""
+    coeffs, op, bound = lin
+    terms = [
+        f"{'-' if c < 0 else '+'} {'' if abs(c) == 1 else f'{abs(c)}*'}{names.get(v, v)}"
+        for v, c in coeffs.items()
+    ]
+    lhs = " ".join(terms).removeprefix("+ ").replace("- ", "-", 1 if terms[0][0] == "-" else 0)
+    return f"{lhs} {op} {bound}"
 
 
 def loop_candidates(program: Program, loop: LoopContext, constraints: tuple[Linear, ...]) -> list[Candidate]:
@@ -110,7 +129,9 @@ def _useful(constraints: tuple[Linear, ...], decls: Mapping[str, VarDecl]) -> li
     return [
         (coeffs, op, bound)
         for coeffs, op, bound in constraints
-        if not _type_range(coeffs, op, bound, decls) and max(map(abs, coeffs.values())) <= MAX_COEFF
+        if not _type_range(coeffs, op, bound, decls)
+        and max(map(abs, coeffs.values())) <= MAX_COEFF
+        and abs(bound) <= MAX_BOUND
     ]
 
 

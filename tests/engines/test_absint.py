@@ -178,7 +178,14 @@ def test_dump_dir_has_the_heads(tmp_path: Path) -> None:
     program = _countdown(0)
     AbsintProposer(tmp_path).propose(ProposalContext(program, None, loop_contexts(program)))
     dumped = json.loads((tmp_path / "absint" / "heads.json").read_text())
-    assert dumped["complete"] and "x + y == 10" in dumped["heads"]["L"]
+    assert dumped["complete"] and "x + y == 10" in dumped["heads"]["L"]["constraints"]
+    split = lower_source(SPLIT % "1000000", "f.c", "ILP32", "unreach-call")
+    AbsintProposer(tmp_path).propose(ProposalContext(split, None, loop_contexts(split)))
+    (head,) = json.loads((tmp_path / "absint" / "heads.json").read_text())["heads"].values()
+    assert {
+        "guard": ["x >= 1000000"],
+        "constraints": ["x - 3*y == 1000000", "y >= 0", "-3*y >= -2000002"],
+    } in head["parts"]
 
 
 def test_registered_and_escalating() -> None:
