@@ -15,8 +15,10 @@ from quokka.verifier.engines.base import Budget, Status
 from quokka.verifier.engines.houdini import houdini
 from quokka.verifier.exec.interp import Runner
 from quokka.verifier.frontend import lower_source
-from quokka.verifier.ir import UINT, Expr, Program
-from quokka.verifier.ir.builder import ProgramBuilder, add, eq, ge, le, lt, mul, ne, num, sub
+from quokka.verifier.ir import INT, UINT, Expr, IntType, Program
+from quokka.verifier.ir.builder import ProgramBuilder, add, cast, eq, ge, le, lt, mul, ne, num, sub
+
+SCHAR = IntType("signed char", 8, True)
 
 
 def _holds(constraints: tuple[Linear, ...], state: dict[str, int]) -> bool:
@@ -227,3 +229,22 @@ def test_trace_partitioning_finds_the_phase_invariant() -> None:
     assert not unsplit.parts
     for wrong in ("999999", "1000001", "1000003"):  # off-by-one phases and a wrong offset
         assert not _proved(lower_source(SPLIT % wrong, "f.c", "ILP32", "unreach-call"))
+
+
+def test_a_narrowing_signed_conversion_wraps() -> None:
+    """`x = 0; while (x < 200) { x++; c = (signed char)x; }`: c reaches -56, not 200."""
+    b = ProgramBuilder()
+    x, c = b.var("x"), b.var("c", SCHAR)
+    b.assign(x, num(0))
+    b.assign(c, num(0, SCHAR))
+    with b.loop("L"):
+        b.if_break(ge(x, num(200)))
+        b.assign(x, add(x, num(1)))
+        b.assign(c, cast(x, SCHAR))
+    b.check(ge(cast(c, INT), num(0)))
+    program = b.build()
+    heads = loop_heads(program)
+    assert _holds(heads.constraints["L"], {"x": 200, "c": -56})
+    assert not _proved(program)
+    run = Runner(program).run(())
+    assert run.outcome == "error"

@@ -11,10 +11,11 @@ approximated (always by losing information, never by inventing it):
 
 * `x := e` is an affine image when `e` is affine over tracked variables with integer
   coefficients; anything else (`*` of two variables, `/`, `%`, bit operations, array reads,
-  floats, narrowing casts) forgets `x` and keeps only its type's range;
-* unsigned arithmetic wraps: an affine image on an unsigned (or narrower) target whose result
-  may leave the type's range forgets the target instead; an unsigned sub-expression is used only
-  where the polyhedron shows it cannot have wrapped;
+  floats) forgets `x` and keeps only its type's range (unsigned types; signed values cannot
+  leave theirs);
+* unsigned arithmetic and every conversion (signed ones too) wrap: an affine image on an
+  unsigned target whose result may leave the type's range forgets the target instead; an
+  unsigned sub-expression or a cast is used only where the polyhedron shows it cannot wrap;
 * conditions: comparisons of affine sides, `&&`, `||` (hull), `!`, `!=` (the hull of `<` and
   `>`); any other condition is not used (the state is kept whole);
 * strict inequalities become non-strict ones on integers (`a < b` as `a <= b - 1`), but the
@@ -152,7 +153,8 @@ class Exprs:
         inner = self.affine(e.operand, p)
         if inner is None or e.type.is_bool or e.type.is_pointer:
             return None
-        return self._exact(inner, e.type, p)
+        # a conversion wraps into its type, signed ones included (only arithmetic cannot overflow)
+        return inner if self.d.within(p, inner, e.type) else None
 
     def _binary(self, e: Binary, p: Poly) -> Affine | None:
         a, b = self.affine(e.left, p), self.affine(e.right, p)
