@@ -11,8 +11,7 @@ approximated (always by losing information, never by inventing it):
 
 * `x := e` is an affine image when `e` is affine over tracked variables with integer
   coefficients; anything else (`*` of two variables, `/`, `%`, bit operations, array reads,
-  floats) forgets `x` and keeps only its type's range (unsigned types; signed values cannot
-  leave theirs);
+  floats) forgets `x` (an unsigned `x` keeps `x >= 0`, see `Domain.add_range`);
 * unsigned arithmetic and every conversion (signed ones too) wrap: an affine image on an
   unsigned target whose result may leave the type's range forgets the target instead; an
   unsigned sub-expression or a cast is used only where the polyhedron shows it cannot wrap;
@@ -59,7 +58,7 @@ Linear = tuple[dict[str, int], str, int]  # sum(c*v) op bound, op one of "<=", "
 DELAY = 2  # joins at a loop head before widening starts
 DESCENDING = 2  # narrowing passes
 MAX_THRESHOLDS = 400  # variables times constants, beyond which only assigned variables get them
-MAX_DIMS = 60  # more tracked variables than this: no analysis (polyhedra get too costly)
+MAX_DIMS = 80  # more tracked variables than this: no analysis (polyhedra get too costly)
 MAX_ATOMS = 2  # atoms a loop head is partitioned by (at most 2**MAX_ATOMS parts)
 
 
@@ -94,16 +93,13 @@ class Domain:
         e = self.expr(coeffs, -bound)
         return e == 0 if op == "==" else (e <= 0 if op == "<=" else e >= 0)
 
-    def range_constraints(self, v: str) -> list[ppl.Constraint]:
-        ty = self.types[v]
-        return [self.constraint(({v: 1}, ">=", ty.min)), self.constraint(({v: 1}, "<=", ty.max))]
-
     def add_range(self, p: Poly, v: str) -> None:
-        """Unsigned types only: a signed range says nothing (no overflow) and its hulls with
-        small polyhedra are constraints with coefficients like 2147483647."""
+        """`v >= 0` for an unsigned `v`; nothing else (dropping constraints is sound): upper
+        bounds on n variables make a box of 2**n vertices, too costly for the double
+        description, and a signed range says nothing (no overflow) but its hulls with small
+        polyhedra are constraints with coefficients like 2147483647."""
         if not self.types[v].signed:
-            for c in self.range_constraints(v):
-                p.add_constraint(c)
+            p.add_constraint(self.constraint(({v: 1}, ">=", 0)))
 
     def forget(self, p: Poly, v: str) -> None:
         p.unconstrain(ppl.Variable(self.dims[v]))
