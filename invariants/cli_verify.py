@@ -63,7 +63,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--proposers",
         help="comma-separated: dynamic (from runs), arrays (quantified, over array cells), annotations "
-        "(your ACSL), accel (closed forms of accelerated loops, from the second round), llm, or 'none' "
+        "(your ACSL), accel (closed forms of accelerated loops, from the second round), absint (polyhedra "
+        "at loop heads by abstract interpretation, from the second round), llm, or 'none' "
         "(default: dynamic,arrays,annotations,accel)",
     )
     parser.add_argument(

@@ -12,7 +12,7 @@ from quokka.verifier.options import Options
 from .llm.settings import ModelSettings
 from .protocol import Candidate, ProposalContext, Proposer
 
-KNOWN = ("dynamic", "arrays", "annotations", "llm", "accel")
+KNOWN = ("dynamic", "arrays", "annotations", "llm", "accel", "absint")
 AUTO_MODEL = False  # whether an installed quokka-smollm2 joins by default (set from `quokka bench`)
 
 
@@ -82,6 +82,8 @@ def _make(name: str, model: ModelSettings, options: Options) -> Proposer:
         return AnnotationProposer()
     if name == "accel":
         return Escalating(NAME_ACCEL, lambda: _accel(options.dump_dir))
+    if name == "absint":
+        return Escalating(NAME_ABSINT, lambda: _absint(options.dump_dir))
     from .llm.proposer import make_llm_proposer
 
     return make_llm_proposer(model)
@@ -94,6 +96,15 @@ def _accel(dump_dir: Path | None) -> Proposer:
     from .accel import AccelProposer
 
     return AccelProposer(dump_dir)
+
+
+NAME_ABSINT = "absint"
+
+
+def _absint(dump_dir: Path | None) -> Proposer:
+    from .absint import AbsintProposer
+
+    return AbsintProposer(dump_dir)
 
 
 class Escalating:

@@ -25,6 +25,7 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "no-proposers": ("--proposers", "none"),
     "dynamic": ("--proposers", "dynamic"),
     "no-accel": ("--proposers", "dynamic,arrays,annotations"),  # the default without loop acceleration
+    "absint": ("--proposers", "dynamic,arrays,annotations,accel,absint"),  # the default with abstract interp.
     "annotations": ("--proposers", "annotations"),
     "no-model": ("--model", "none"),
     "default+model": ("--model", "auto"),  # the installed quokka-smollm2, escalating
