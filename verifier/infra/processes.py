@@ -65,8 +65,9 @@ def within_hard_limit(kind: int, soft: int, hard: int | None = None) -> tuple[in
     process already has (which it cannot raise)."""
     _, current = resource.getrlimit(kind)
     hard = soft if hard is None else hard
-    if current != resource.RLIM_INFINITY:
-        soft, hard = min(soft, current), min(hard, current)
+    if current != resource.RLIM_INFINITY:  # (RLIM_INFINITY is -1: never the smaller one)
+        soft = min(soft, current)
+        hard = current if hard == resource.RLIM_INFINITY else min(hard, current)
     return soft, hard
 
 
