@@ -26,7 +26,6 @@ from typing import Any, NoReturn, TypeVar
 T = TypeVar("T")
 
 EXIT_BAD_INPUT = 2
-INTERNAL_ERROR = 3  # `verdict.contract.VerifyExit.INTERNAL_ERROR`, without importing it at start-up
 DISTRIBUTION = "quokka_verifier"  # the distribution's name as its metadata folder spells it
 GROUP = "quokka.commands"
 
@@ -149,7 +148,9 @@ def reporting_bugs(run: Callable[[Any], T], arg: Any) -> T:
     except Exception:
         traceback.print_exc()
         sys.stderr.write("quokka: internal error: a bug in Quokka (the traceback above says where)\n")
-        exit_at_once(INTERNAL_ERROR)
+        from quokka.verifier.verdict.contract import VerifyExit  # not at start-up: it loads the IR
+
+        exit_at_once(VerifyExit.INTERNAL_ERROR)
 
 
 def _dispatch(argv: Sequence[str] | None, started: float | None = None) -> tuple[int, bool]:

@@ -42,7 +42,7 @@ def test_a_result_is_kept_with_its_reading() -> None:
 
 def test_exit_codes_follow_the_verdict() -> None:
     assert [int(code) for code in VerifyExit] == [0, 1, 2, 3]
-    assert (cli.EXIT_BAD_INPUT, cli.INTERNAL_ERROR) == (VerifyExit.BAD_INPUT, VerifyExit.INTERNAL_ERROR)
+    assert cli.EXIT_BAD_INPUT == VerifyExit.BAD_INPUT  # the dispatcher's usage error, as argparse's
     assert VerifyExit.of(Result(Verdict.FALSE, "r", "f.c")) is VerifyExit.CONCLUSIVE
     assert VerifyExit.of(Result(Verdict.UNKNOWN, "r", "f.c")) is VerifyExit.UNKNOWN
 

@@ -86,7 +86,8 @@ def classify(
 
 
 def _known(exit_code: int | None) -> bool:
-    return exit_code is not None and exit_code in set(VerifyExit) and exit_code != VerifyExit.INTERNAL_ERROR
+    known = (VerifyExit.CONCLUSIVE, VerifyExit.UNKNOWN, VerifyExit.BAD_INPUT)  # a bug's exit is a crash
+    return exit_code in known
 
 
 def crash_message(exit_code: int | None, stderr_tail: str, signal_name: str | None = None) -> str:
